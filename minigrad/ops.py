@@ -1,0 +1,761 @@
+"""The ops: each is a Function whose node has torch's name and saves what torch saves.
+
+``forward`` computes on storage (plain torch tensors, no autograd); ``backward`` is written
+with minigrad ops, so running it with grad mode on (``create_graph=True``) records a graph of
+its own and gives higher-order gradients.
+"""
+import torch
+
+from .function import Function
+from .tensor import Tensor
+
+
+def sum_to(grad, shape):
+    """Reduce a gradient of a broadcast result back to the shape of the input that was broadcast."""
+    if grad.shape == shape:
+        return grad
+    lead = grad.dim() - len(shape)
+    if lead:
+        grad = grad.sum(tuple(range(lead)))
+    dims = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad
+
+
+def _constant(data):
+    """A tensor that takes part in a backward formula but never needs a gradient (a mask)."""
+    return Tensor(data)
+
+
+# --- arithmetic -------------------------------------------------------------------------------
+
+class Add(Function):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (a.shape, b.shape)
+        return a._data + b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (sum_to(grad, a_shape) if need_a else None, sum_to(grad, b_shape) if need_b else None)
+
+
+class Sub(Function):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = (a.shape, b.shape)
+        return a._data - b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (sum_to(grad, a_shape) if need_a else None, sum_to(-grad, b_shape) if need_b else None)
+
+
+class Rsub(Function):
+    """``number - tensor``: torch's rsub.Scalar, so only the tensor is an input of the node."""
+
+    node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return number - a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
+class Mul(Function):
+    node_name = "MulBackward0"
+    saved_names = ("self", "other")
+    inplace_saves_self = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.shapes = (a.shape, b.shape)
+        return a._data * b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx.shapes
+        return (sum_to(grad * b, a_shape) if b is not None else None,
+                sum_to(grad * a, b_shape) if a is not None else None)
+
+
+class Div(Function):
+    node_name = "DivBackward0"
+    saved_names = ("self", "other")
+    inplace_saves_self = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b)
+        ctx.shapes = (a.shape, b.shape)
+        return a._data / b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        a_shape, b_shape = ctx.shapes
+        return (sum_to(grad / b, a_shape) if need_a else None,
+                sum_to(-grad * a / (b * b), b_shape) if need_b else None)
+
+
+class Reciprocal(Function):
+    node_name = "ReciprocalBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.reciprocal()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return -grad * result * result
+
+
+class Neg(Function):
+    node_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """``tensor ** number``."""
+
+    node_name = "PowBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return a._data ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        exponent = ctx.exponent
+        if exponent == 0:
+            return grad * 0, None
+        return grad * exponent * a ** (exponent - 1), None
+
+
+class PowTensor(Function):
+    """``tensor ** tensor``."""
+
+    node_name = "PowBackward1"
+    saved_names = ("self", "exponent", "result")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        result = a._data ** b._data
+        ctx.save_for_backward(a, b, result)
+        ctx.shapes = (a.shape, b.shape)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, result = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        a_shape, b_shape = ctx.shapes
+        grad_a = sum_to(grad * b * a ** (b - 1), a_shape) if need_a else None
+        grad_b = None
+        if need_b:
+            safe_log = a.log() * _constant(((a._data != 0) | (b._data < 0)).to(result.dtype))
+            grad_b = sum_to(grad * result * safe_log, b_shape)
+        return grad_a, grad_b
+
+
+class PowScalarBase(Function):
+    """``number ** tensor``."""
+
+    node_name = "PowBackward2"
+    saved_names = ("exponent", "result")
+
+    @staticmethod
+    def forward(ctx, base, b):
+        result = torch.pow(base, b._data)
+        ctx.save_for_backward(b, result)
+        ctx.base = base
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, result = ctx.saved_tensors
+        if ctx.base == 0:
+            return None, grad * _constant(torch.zeros_like(result._data))
+        return None, grad * result * float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64)))
+
+
+# --- unary -----------------------------------------------------------------------------------
+
+class Exp(Function):
+    node_name = "ExpBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.exp()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result
+
+
+class Log(Function):
+    node_name = "LogBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a._data.log()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad / a
+
+
+class Relu(Function):
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.relu()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * _constant((result._data > 0).to(grad.dtype))
+
+
+class Tanh(Function):
+    node_name = "TanhBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.tanh()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * (1 - result * result)
+
+
+class Sigmoid(Function):
+    node_name = "SigmoidBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.sigmoid()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result * (1 - result)
+
+
+class Abs(Function):
+    node_name = "AbsBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a._data.abs()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * _constant(a._data.sign())
+
+
+class Clone(Function):
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a, memory_format=torch.preserve_format):
+        return a._data.clone(memory_format=memory_format)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToCopy(Function):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype, device):
+        ctx.source = (a.dtype, a.device)
+        return a._data.to(dtype=dtype, device=device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dtype, device = ctx.source
+        return grad.to(dtype=dtype, device=device), None, None
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+class Sum(Function):
+    node_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a.shape
+        return a._data.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.expand(ctx.shape)
+
+
+def _keep_dims(grad, dims, keepdim):
+    """Put back the reduced dimensions of a reduction's gradient, as size 1."""
+    if not keepdim:
+        for dim in sorted(dims):
+            grad = grad.unsqueeze(dim)
+    return grad
+
+
+def _normalize_dims(dim, ndim):
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(d % ndim if ndim else 0 for d in dims)
+
+
+class SumDim(Function):
+    node_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        result = a._data.sum(dim, keepdim=keepdim)
+        ctx.shape, ctx.dims, ctx.keepdim = a.shape, _normalize_dims(dim, a.dim()), keepdim
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _keep_dims(grad, ctx.dims, ctx.keepdim).expand(ctx.shape), None, None
+
+
+class Mean(Function):
+    node_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a.shape
+        return a._data.mean()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.expand(ctx.shape) / max(ctx.shape.numel(), 1)
+
+
+class MeanDim(Function):
+    node_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        result = a._data.mean(dim, keepdim=keepdim)
+        ctx.shape, ctx.dims, ctx.keepdim = a.shape, _normalize_dims(dim, a.dim()), keepdim
+        ctx.count = a.numel() // max(result.numel(), 1)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _keep_dims(grad, ctx.dims, ctx.keepdim).expand(ctx.shape) / ctx.count, None, None
+
+
+class Max(Function):
+    """``tensor.max()``: the gradient is shared evenly between the elements equal to the max."""
+
+    node_name = "MaxBackward1"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.max()
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        mask = (a._data == result._data).to(grad.dtype)
+        return grad * _constant(mask / mask.sum())
+
+
+class MaxDim(Function):
+    """``tensor.max(dim)``; the values and indices come from the caller's single torch.max call."""
+
+    node_name = "MaxBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim, values, indices):
+        ctx.save_for_backward(Tensor(indices))
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim % max(a.dim(), 1), keepdim
+        return values
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        index = indices._data if ctx.keepdim else indices._data.unsqueeze(ctx.dim)
+        mask = torch.zeros(ctx.shape, dtype=grad.dtype, device=grad.device).scatter_(ctx.dim, index, 1)
+        return _keep_dims(grad, (ctx.dim,), ctx.keepdim) * _constant(mask), None, None, None, None
+
+
+# --- linear algebra --------------------------------------------------------------------------
+
+class Mm(Function):
+    node_name = "MmBackward0"
+    saved_names = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data.mm(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad.mm(b.t()) if b is not None else None, a.t().mm(grad) if a is not None else None)
+
+
+class Mv(Function):
+    node_name = "MvBackward0"
+    saved_names = ("self", "vec")
+
+    @staticmethod
+    def forward(ctx, m, v):
+        need_m, need_v = ctx.needs_input_grad
+        ctx.save_for_backward(m if need_v else None, v if need_m else None)
+        return m._data.mv(v._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m, v = ctx.saved_tensors
+        return (grad.unsqueeze(1).mm(v.unsqueeze(0)) if v is not None else None,
+                m.t().mv(grad) if m is not None else None)
+
+
+class Dot(Function):
+    node_name = "DotBackward0"
+    saved_names = ("self", "tensor")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data.dot(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad * b if b is not None else None, grad * a if a is not None else None)
+
+
+class Addmm(Function):
+    """``bias + mat1 @ mat2``: what nn.Linear runs on a batch."""
+
+    node_name = "AddmmBackward0"
+    saved_names = ("mat1", "mat2")
+
+    @staticmethod
+    def forward(ctx, bias, mat1, mat2):
+        _, need_1, need_2 = ctx.needs_input_grad
+        ctx.save_for_backward(mat1 if need_2 else None, mat2 if need_1 else None)
+        ctx.bias_shape = bias.shape
+        return torch.addmm(bias._data, mat1._data, mat2._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mat1, mat2 = ctx.saved_tensors
+        need_bias = ctx.needs_input_grad[0]
+        return (sum_to(grad, ctx.bias_shape) if need_bias else None,
+                grad.mm(mat2.t()) if mat2 is not None else None,
+                mat1.t().mm(grad) if mat1 is not None else None)
+
+
+# --- views -----------------------------------------------------------------------------------
+
+class T(Function):
+    node_name = "TBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.t()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.t()
+
+
+class Transpose(Function):
+    node_name = "TransposeBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        ctx.dims = (dim0, dim1)
+        return a._data.transpose(dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(*ctx.dims), None, None
+
+
+class View(Function):
+    node_name = "ViewBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a.shape
+        return a._data.view(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
+class UnsafeView(Function):
+    """The view torch's reshape takes of the copy it had to make of a non-contiguous input."""
+
+    node_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a.shape
+        return a._data.view(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
+class Expand(Function):
+    node_name = "ExpandBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a.shape
+        return a._data.expand(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return sum_to(grad, ctx.shape), None
+
+
+class Unsqueeze(Function):
+    node_name = "UnsqueezeBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        result = a._data.unsqueeze(dim)
+        ctx.dim = dim % result.dim()
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim), None
+
+
+class Squeeze(Function):
+    node_name = "SqueezeBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.shape = a.shape
+        return a._data.squeeze()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape)
+
+
+class SqueezeDim(Function):
+    node_name = "SqueezeBackward1"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.shape = a.shape
+        return a._data.squeeze(dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
+class Select(Function):
+    """``tensor[i]`` along one dimension."""
+
+    node_name = "SelectBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (index,)
+        return a._data.select(dim, index)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexBackward.apply(grad, ctx.shape, ctx.key), None, None
+
+
+class Slice(Function):
+    """``tensor[start:stop:step]`` along one dimension."""
+
+    node_name = "SliceBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, piece):
+        ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (piece,)
+        return a._data[ctx.key]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexBackward.apply(grad, ctx.shape, ctx.key), None, None
+
+
+class IndexBackward(Function):
+    """Place a gradient of ``tensor[key]`` into zeros of the tensor's shape (select/slice backward)."""
+
+    @staticmethod
+    def forward(ctx, grad, shape, key):
+        ctx.key = key
+        result = grad._data.new_zeros(shape)
+        result[key] = grad._data
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[ctx.key], None, None
+
+
+# --- in-place --------------------------------------------------------------------------------
+
+class CopySlices(Function):
+    """``tensor[key] = value``, recorded on the whole tensor as torch does."""
+
+    node_name = "torch::autograd::CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, key, value):
+        ctx.key, ctx.value_shape = key, value.shape
+        result = base._data.clone()
+        result[key] = value._data
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = ctx.key
+        keep = torch.ones_like(grad._data)
+        keep[key] = 0
+        grad_value = sum_to(grad[key], ctx.value_shape) if ctx.needs_input_grad[2] else None
+        return grad * _constant(keep), None, grad_value
+
+
+class Zero(Function):
+    node_name = "ZeroBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return torch.zeros_like(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class Fill(Function):
+    node_name = "FillBackward2"
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return torch.full_like(a._data, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+class Copy(Function):
+    node_name = "torch::autograd::CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, a, source):
+        ctx.source = (source.shape, source.dtype, source.device)
+        return source._data.to(dtype=a.dtype, device=a.device).expand(a.shape).clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape, dtype, device = ctx.source
+        grad_source = sum_to(grad, shape).to(dtype=dtype, device=device) if ctx.needs_input_grad[1] else None
+        return grad * 0, grad_source
+
+
+# --- losses ----------------------------------------------------------------------------------
+
+class MseLoss(Function):
+    node_name = "MseLossBackward0"
+    saved_names = ("self", "target")
+
+    @staticmethod
+    def forward(ctx, a, target, reduction):
+        ctx.save_for_backward(a, target)
+        ctx.reduction = reduction
+        return torch.nn.functional.mse_loss(a._data, target._data, reduction=reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, target = ctx.saved_tensors
+        need_a, need_target = ctx.needs_input_grad[:2]
+        scale = 2 / a.numel() if ctx.reduction == "mean" else 2
+        grad_a = grad * scale * (a - target)
+        return (sum_to(grad_a, a.shape) if need_a else None,
+                sum_to(-grad_a, target.shape) if need_target else None, None)
