@@ -630,6 +630,22 @@ class SqueezeDim(Function):
         return grad.reshape(ctx.shape), None
 
 
+class SqueezeDims(Function):
+    """squeeze over a tuple of dims (also what matmul uses for a 1-D left operand)."""
+
+    node_name = "SqueezeBackward4"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.shape = a.shape
+        return a._data.squeeze(dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape), None
+
+
 class Select(Function):
     """``tensor[i]`` along one dimension."""
 

@@ -415,7 +415,9 @@ class Tensor:
     def squeeze(self, dim=None):
         if dim is None:
             return ops.Squeeze.apply(self)
-        return ops.SqueezeDim.apply(self, dim)
+        if isinstance(dim, int):
+            return ops.SqueezeDim.apply(self, dim)
+        return ops.SqueezeDims.apply(self, tuple(dim))
 
     def __getitem__(self, key):
         """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch."""
@@ -438,7 +440,9 @@ class Tensor:
                 dim += 1
             else:
                 out = ops.Select.apply(out, dim, _check_index(out, dim, k))
-        return out if out is not self else ops.View.apply(self, self.shape)
+        if out is self:
+            return ops.Slice.apply(self, 0, slice(None)) if self.dim() else ops.View.apply(self, self.shape)
+        return out
 
     # --- in-place ----------------------------------------------------------------------------
     def _inplace(self, function, storage_op, *args):
@@ -538,7 +542,7 @@ def matmul(a, b):
     if a.dim() == 1 and b.dim() == 1:
         return ops.Dot.apply(a, b)
     if a.dim() == 1 and b.dim() == 2:
-        return ops.SqueezeDim.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), 0)
+        return ops.SqueezeDims.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), (0,))
     raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors")
 
 
