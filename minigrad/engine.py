@@ -67,41 +67,53 @@ def _call_pre_hooks(node, grads):
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
     """Backpropagate ``root_grads`` from the edges ``roots``.
 
-    ``captures`` maps edges (node, input_nr) to the slot where autograd.grad wants their gradient;
+    ``captures`` maps edges (node, input_nr) to the list where autograd.grad wants their gradient;
     with captures, only nodes leading to them run, and AccumulateGrad nodes are not run at all.
     """
     from .function import AccumulateGrad
 
     root_nodes = [node for node, _ in roots]
     dependencies = compute_dependencies(root_nodes)
+    for node in root_nodes:
+        dependencies[node] = dependencies.get(node, 0) + 1
     needed = None if captures is None else nodes_leading_to(root_nodes, {n for n, _ in captures})
     buffers = {}
     ready = []
 
-    def deliver(node, input_nr, grad):
-        """Sum ``grad`` into the buffer of ``node`` and queue the node once nothing else will add to it."""
-        buffer = buffers.get(node)
-        if buffer is None:
-            buffer = buffers[node] = [None] * max(input_nr + 1, 1)
-        elif len(buffer) <= input_nr:
-            buffer.extend([None] * (input_nr + 1 - len(buffer)))
-        if grad is not None:
-            buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
-        remaining = dependencies.get(node, 0) - 1
-        dependencies[node] = remaining
-        if remaining <= 0:
-            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+    def deliver(edges, grads):
+        """Sum each gradient into its node's input buffer; queue a node once all its inputs are in."""
+        for (node, input_nr), grad in zip(edges, grads):
+            if node is None:
+                continue
+            buffer = buffers.get(node)
+            if buffer is None:
+                buffer = buffers[node] = [None] * (input_nr + 1)
+            elif len(buffer) <= input_nr:
+                buffer.extend([None] * (input_nr + 1 - len(buffer)))
+            if grad is not None:
+                buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
+            remaining = dependencies[node] - 1
+            dependencies[node] = remaining
+            if remaining == 0:
+                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
 
-    for node in root_nodes:
-        dependencies[node] = dependencies.get(node, 0) + 1
+    def run(node, grads):
+        """Apply the node, free what it saved (unless retain_graph), pass its gradients on."""
+        if any(g is not None for g in grads):
+            outputs = node.apply(*grads)
+            if not retain_graph:
+                node._release_saved()
+        else:
+            outputs = (None,) * len(node.next_functions)
+        deliver(node.next_functions, outputs)
+
     state = grad_mode._state
     previous = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        for (node, input_nr), grad in zip(roots, root_grads):
-            deliver(node, input_nr, grad)
+        deliver(roots, root_grads)
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
             if node._tensor_pre_hooks or node._retains_grad_hooks:
                 grads = _call_pre_hooks(node, grads)
@@ -112,14 +124,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                         slot.append(grad)
                 if node not in needed or type(node) is AccumulateGrad:
                     continue
-            if all(g is None for g in grads):
-                outputs = (None,) * len(node.next_functions)
-            else:
-                outputs = node.apply(*grads)
-                if not retain_graph:
-                    node._release_saved()
-            for (next_node, input_nr), grad in zip(node.next_functions, outputs):
-                if next_node is not None:
-                    deliver(next_node, input_nr, grad)
+            run(node, grads)
     finally:
         state.grad_enabled = previous

@@ -89,10 +89,23 @@ class AccumulateGrad(Node):
 
 
 def _owned(grad):
-    """True when nobody but the engine holds ``grad``'s storage, so it can become ``.grad`` as is."""
+    """True when only the engine holds ``grad`` and its memory, so it can become ``.grad`` without a copy.
+
+    torch's AccumulateGrad makes the same check on C++ reference counts. Here: the Python references
+    are the engine's own (its buffer list, the call's argument tuple, ``apply``'s and this frame's
+    locals, getrefcount's argument), and the storage is used by this tensor and at most its view base.
+    """
     data = grad._data
-    return (grad.grad_fn is None and data._base is None and data.is_contiguous()
-            and sys.getrefcount(data) <= 2 and sys.getrefcount(grad) <= 4)
+    return (sys.getrefcount(grad) <= _ENGINE_REFS and grad.grad_fn is None and data.is_contiguous()
+            and _storage_users(data) <= 1 + (data._base is not None))
+
+
+_ENGINE_REFS = 5
+
+
+def _storage_users(data):
+    count = getattr(torch._C, "_storage_Use_Count", None)
+    return count(data.untyped_storage()._cdata) - 1 if count else sys.maxsize
 
 
 class SavedTensor:
@@ -123,7 +136,6 @@ class SavedTensor:
             self._raise_modified()
         if self.tensor is not None:
             return self.tensor
-        from .tensor import Tensor
         out = Tensor(self.data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
         out._version_counter = self.version_counter
         return out
@@ -158,6 +170,11 @@ class BackwardFunction(Node):
     """The node (and ``ctx``) a Function builds: saves tensors, then runs the Function's backward."""
 
     __slots__ = ("needs_input_grad", "_to_save", "_saved", "_input_positions", "__dict__")
+
+    def __init__(self):
+        Node.__init__(self)
+        self._to_save = ()
+        self._input_positions = None
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
@@ -219,14 +236,12 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        from .tensor import Tensor
-
         state = grad_mode._state
-        ctx = cls._backward_cls()
-        ctx.needs_input_grad = needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        ctx._to_save = ()
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         enabled = state.grad_enabled
         record = enabled and True in needs
+        ctx = cls._backward_cls() if record else _ForwardContext()
+        ctx.needs_input_grad = needs
         state.grad_enabled = False
         try:
             out = cls.forward(ctx, *args)
@@ -243,12 +258,20 @@ class Function:
         else:
             result._is_inference = state.inference
         if record:
-            ctx.next_functions = tuple(a._gradient_edge() for a in args if isinstance(a, Tensor))
-            ctx._input_positions = (None if len(ctx.next_functions) == len(args) else
-                                    tuple(i for i, a in enumerate(args) if isinstance(a, Tensor)))
-            ctx._saved = tuple(None if t is None else
-                               SavedTensor(result, True) if t is out or t is result else
-                               SavedTensor(t, False)
-                               for t in ctx._to_save)
-        ctx._to_save = None
+            ctx.next_functions = tuple([a._gradient_edge() for a in args if isinstance(a, Tensor)])
+            if len(ctx.next_functions) != len(args):
+                ctx._input_positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
+            ctx._saved = tuple([None if t is None else SavedTensor(result, True) if t is out or t is result
+                                else SavedTensor(t, False) for t in ctx._to_save])
+            ctx._to_save = None
         return result
+
+
+class _ForwardContext:
+    """The ``ctx`` of a forward that records nothing (grad mode off, or no input requires grad)."""
+
+    def save_for_backward(self, *tensors):
+        pass
+
+
+from .tensor import Tensor  # noqa: E402  (tensor.py builds on this module)

@@ -257,7 +257,25 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * _constant((result._data > 0).to(grad.dtype))
+        return ThresholdBackward.apply(grad, result)
+
+
+class ThresholdBackward(Function):
+    """relu's backward, grad where result > 0 else 0, in one kernel (torch's threshold_backward).
+
+    It is an op itself, so with create_graph=True relu's backward can be differentiated again.
+    """
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.result = result
+        return torch.ops.aten.threshold_backward(grad._data, result._data, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ThresholdBackward.apply(grad, ctx.result), None
 
 
 class Tanh(Function):
@@ -452,12 +470,24 @@ class Mm(Function):
     def forward(ctx, a, b):
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.mat2_layout = b._data.stride()
         return a._data.mm(b._data)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return (grad.mm(b.t()) if b is not None else None, a.t().mm(grad) if a is not None else None)
+        return (grad.mm(b.t()) if b is not None else None, mat2_grad(grad, a, ctx.mat2_layout) if a is not None else None)
+
+
+def mat2_grad(grad, mat1, mat2_strides):
+    """mat1.T @ grad, laid out like mat2 (as torch's mm_mat2_backward does).
+
+    For nn.Linear, mat2 is weight.t(): computing (grad.T @ mat1).T lets weight.grad come out
+    contiguous, so AccumulateGrad can keep it without a copy.
+    """
+    if mat2_strides[0] == 1 and mat2_strides[1] != 1:
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
 
 
 class Mv(Function):
@@ -503,7 +533,7 @@ class Addmm(Function):
     def forward(ctx, bias, mat1, mat2):
         _, need_1, need_2 = ctx.needs_input_grad
         ctx.save_for_backward(mat1 if need_2 else None, mat2 if need_1 else None)
-        ctx.bias_shape = bias.shape
+        ctx.bias_shape, ctx.mat2_layout = bias.shape, mat2._data.stride()
         return torch.addmm(bias._data, mat1._data, mat2._data)
 
     @staticmethod
@@ -512,7 +542,7 @@ class Addmm(Function):
         need_bias = ctx.needs_input_grad[0]
         return (sum_to(grad, ctx.bias_shape) if need_bias else None,
                 grad.mm(mat2.t()) if mat2 is not None else None,
-                mat1.t().mm(grad) if mat1 is not None else None)
+                mat2_grad(grad, mat1, ctx.mat2_layout) if mat1 is not None else None)
 
 
 # --- views -----------------------------------------------------------------------------------
