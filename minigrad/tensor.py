@@ -13,7 +13,7 @@ WARN_NON_LEAF_GRAD = (
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
     "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
     "by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
-    "for more informations."
+    "for more information."
 )
 
 
@@ -38,19 +38,24 @@ class RemovableHandle:
 _WRAPPED_NUMBERS = {}
 
 
-def wrap_number(value):
-    """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``."""
-    key = (type(value), value)
+def wrap_number(value, like):
+    """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``.
+
+    A float next to a floating tensor is kept in double precision (0-dim tensors don't change the
+    result's dtype, so float64 math stays exact); next to an integer tensor it gets the default dtype.
+    """
+    double = isinstance(value, float) and like.is_floating_point()
+    key = (type(value), value, double)
     tensor = _WRAPPED_NUMBERS.get(key)
     if tensor is None:
         if len(_WRAPPED_NUMBERS) > 4096:
             _WRAPPED_NUMBERS.clear()
-        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value))
+        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=torch.float64 if double else None))
     return tensor
 
 
-def _as_tensor(value):
-    return value if isinstance(value, Tensor) else wrap_number(value)
+def _as_tensor(value, like):
+    return value if isinstance(value, Tensor) else wrap_number(value, like._data)
 
 
 class Tensor:
@@ -111,6 +116,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if value and not self._data.is_floating_point():
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -250,6 +257,9 @@ class Tensor:
         return self.to(torch.float64)
 
     def __float__(self):
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                          "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self._data)
 
     def __int__(self):
@@ -276,26 +286,26 @@ class Tensor:
 
     # --- ops ---------------------------------------------------------------------------------
     def __add__(self, other):
-        return ops.Add.apply(self, _as_tensor(other))
+        return ops.Add.apply(self, _as_tensor(other, self))
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        return ops.Sub.apply(self, _as_tensor(other))
+        return ops.Sub.apply(self, _as_tensor(other, self))
 
     def __rsub__(self, other):
         return ops.Rsub.apply(self, other)
 
     def __mul__(self, other):
-        return ops.Mul.apply(self, _as_tensor(other))
+        return ops.Mul.apply(self, _as_tensor(other, self))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        return ops.Div.apply(self, _as_tensor(other))
+        return ops.Div.apply(self, _as_tensor(other, self))
 
     def __rtruediv__(self, other):
-        return ops.Mul.apply(ops.Reciprocal.apply(self), _as_tensor(other))
+        return ops.Mul.apply(ops.Reciprocal.apply(self), _as_tensor(other, self))
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
@@ -473,16 +483,16 @@ class Tensor:
         return copy
 
     def add_(self, other):
-        return self._inplace(ops.Add, torch.Tensor.add_, _as_tensor(other))
+        return self._inplace(ops.Add, torch.Tensor.add_, _as_tensor(other, self))
 
     def sub_(self, other):
-        return self._inplace(ops.Sub, torch.Tensor.sub_, _as_tensor(other))
+        return self._inplace(ops.Sub, torch.Tensor.sub_, _as_tensor(other, self))
 
     def mul_(self, other):
-        return self._inplace(ops.Mul, torch.Tensor.mul_, _as_tensor(other))
+        return self._inplace(ops.Mul, torch.Tensor.mul_, _as_tensor(other, self))
 
     def div_(self, other):
-        return self._inplace(ops.Div, torch.Tensor.div_, _as_tensor(other))
+        return self._inplace(ops.Div, torch.Tensor.div_, _as_tensor(other, self))
 
     def zero_(self):
         return self._inplace(ops.Zero, torch.Tensor.zero_)
@@ -491,14 +501,30 @@ class Tensor:
         return self._inplace(ops.Fill, torch.Tensor.fill_, value)
 
     def copy_(self, source):
-        return self._inplace(ops.Copy, torch.Tensor.copy_, _as_tensor(source))
+        return self._inplace(ops.Copy, torch.Tensor.copy_, _as_tensor(source, self))
 
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
+
+    def uniform_(self, a=0.0, b=1.0):
+        return self._fill_random(torch.Tensor.uniform_, a, b)
+
+    def normal_(self, mean=0.0, std=1.0):
+        return self._fill_random(torch.Tensor.normal_, mean, std)
+
+    def _fill_random(self, storage_op, *args):
+        """Random in-place fills, used to initialise parameters under no_grad (as nn.init does)."""
+        if grad_mode._state.grad_enabled and self._requires_grad:
+            if self.grad_fn is None:
+                raise RuntimeError(ERR_LEAF_INPLACE)
+            raise NotImplementedError("minigrad does not record random fills of tensors that require grad")
+        storage_op(self._data, *args)
+        self._version_counter.version += 1
+        return self
 
     def __setitem__(self, key, value):
         if (grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None):
             raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
-        self._inplace(ops.CopySlices, torch.Tensor.__setitem__, key, _as_tensor(value))
+        self._inplace(ops.CopySlices, torch.Tensor.__setitem__, key, _as_tensor(value, self))
 
 
 class MaxResult(tuple):

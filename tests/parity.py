@@ -8,6 +8,8 @@ def plain(value):
     """Tensors (of either library), errors and containers as plain Python data, comparable with ==."""
     if isinstance(value, (torch.Tensor, minigrad.Tensor)):
         return ("tensor", value.detach().cpu().tolist() if isinstance(value, torch.Tensor) else value._data.cpu().tolist())
+    if hasattr(value, "next_functions") and hasattr(value, "name"):
+        return ("node", value.name())
     if isinstance(value, BaseException):
         return ("error", type(value).__name__, str(value))
     if isinstance(value, (list, tuple)):

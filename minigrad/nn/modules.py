@@ -93,10 +93,17 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-        self.weight = Parameter(torch.empty(out_features, in_features, device=device, dtype=dtype).uniform_(-bound, bound))
-        self.bias = (Parameter(torch.empty(out_features, device=device, dtype=dtype).uniform_(-bound, bound))
-                     if bias else None)
+        self.weight = Parameter(torch.empty(out_features, in_features, device=device, dtype=dtype))
+        self.bias = Parameter(torch.empty(out_features, device=device, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """torch's kaiming_uniform_(a=sqrt(5)) comes down to U(-1/sqrt(fan_in), 1/sqrt(fan_in)), for the bias too."""
+        bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+        with grad_mode.no_grad():
+            self.weight.uniform_(-bound, bound)
+            if self.bias is not None:
+                self.bias.uniform_(-bound, bound)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)

@@ -1,0 +1,96 @@
+"""Item 8: grad modes (no_grad, enable_grad, set_grad_enabled, inference_mode), thread-local as in torch."""
+import threading
+
+import pytest
+
+from parity import assert_same
+
+
+def flags(t):
+    return {"requires_grad": t.requires_grad, "grad_fn": t.grad_fn, "is_leaf": t.is_leaf}
+
+
+MODES = {
+    "no_grad": lambda lib, x: _in(lib.no_grad(), lambda: x * 2),
+    "enable_grad-inside-no_grad": lambda lib, x: _in(lib.no_grad(), lambda: _in(lib.enable_grad(), lambda: x * 2)),
+    "set_grad_enabled-False": lambda lib, x: _in(lib.set_grad_enabled(False), lambda: x * 2),
+    "set_grad_enabled-True": lambda lib, x: _in(lib.set_grad_enabled(True), lambda: x * 2),
+    "inference_mode": lambda lib, x: _in(lib.inference_mode(), lambda: x * 2),
+    "inference_mode-False": lambda lib, x: _in(lib.inference_mode(False), lambda: x * 2),
+    "detach": lambda lib, x: x.detach() * 2,
+}
+
+
+def _in(context, fn):
+    with context:
+        return fn()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_mode_decides_whether_the_graph_is_recorded(mode):
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = MODES[mode](lib, x)
+        return [flags(y), lib.is_grad_enabled(), lib.is_inference_mode_enabled()]
+    assert_same(scenario)
+
+
+def test_no_grad_as_decorator_and_set_grad_enabled_as_a_call():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+
+        @lib.no_grad()
+        def double(t):
+            return t * 2
+
+        inside = flags(double(x))
+        lib.set_grad_enabled(False)
+        off = [lib.is_grad_enabled(), flags(x * 2)]
+        lib.set_grad_enabled(True)
+        return [inside, off, lib.is_grad_enabled(), flags(x * 2)]
+    assert_same(scenario)
+
+
+def test_training_under_no_grad_records_nothing_and_backward_fails():
+    """Seed 004: a loop accidentally wrapped in no_grad learns nothing; backward says why."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 1)
+        with lib.no_grad():
+            loss = lib.nn.functional.mse_loss(model(lib.randn(4, 3)), lib.randn(4, 1))
+        try:
+            loss.backward()
+        except RuntimeError as error:
+            return [flags(loss), str(error), model.weight.grad]
+    assert_same(scenario)
+
+
+def test_inference_tensors_cannot_be_saved_for_backward():
+    def scenario(lib):
+        with lib.inference_mode():
+            frozen = lib.ones(2)
+        w = lib.ones(2, requires_grad=True)
+        out = {"is_inference": frozen.is_inference(), "add": flags(w + frozen)}
+        try:
+            w * frozen
+        except RuntimeError as error:
+            out["mul"] = str(error)
+        try:
+            frozen._version
+        except RuntimeError as error:
+            out["version"] = str(error)
+        out["clone-works"] = flags(w * frozen.clone())
+        return out
+    assert_same(scenario)
+
+
+def test_grad_mode_is_thread_local():
+    def scenario(lib):
+        seen = []
+        with lib.no_grad():
+            worker = threading.Thread(target=lambda: seen.append(lib.is_grad_enabled()))
+            worker.start()
+            worker.join()
+            seen.append(lib.is_grad_enabled())
+        return seen
+    assert_same(scenario)
