@@ -170,6 +170,37 @@ def test_graph_of_inplace_op(id, grads, device):
     assert_same(signature, device, INPLACE, id, grads)
 
 
+def no_grad(edit):
+    def edited(lib, *tensors):
+        with lib.no_grad():
+            edit(lib, *tensors)
+    return edited
+
+
+BASE_EDITS = {
+    "add_": lambda lib, base, a: base.add_(1),
+    "mul_": lambda lib, base, a: base.mul_(a),
+    "setitem_other_row": lambda lib, base, a: operator.setitem(base, 1, a[0] * 3),
+    "mul_under_no_grad": no_grad(lambda lib, base, a: base.mul_(2)),
+}
+
+
+def view_of_edited_base(lib, device, edit):
+    """A view taken before an in-place edit of its base: its graph and gradient must see the edit."""
+    lib.manual_seed(0)
+    a = (lib.rand(2, 3, dtype=lib.float64, device=device) + 0.5).requires_grad_()
+    base = a * 1
+    view = base[0]
+    BASE_EDITS[edit](lib, base, a)
+    signature = graph_signature(view)
+    return signature, outcome(lambda: view.backward(lib.ones_like(view))), a.grad
+
+
+@pytest.mark.parametrize("edit", BASE_EDITS)
+def test_view_of_base_edited_in_place(edit, device):
+    assert_same(view_of_edited_base, device, edit, close=True)
+
+
 # --- freeing: a second backward without retain_graph ---------------------------------------
 
 def backward_twice(lib, device, table, id, grads):
@@ -299,13 +330,6 @@ def versions(lib, device, steps):
         step(lib, x, y, view, alias)
         seen.append([x._version, y._version, view._version, alias._version, y.data._version])
     return seen
-
-
-def no_grad(edit):
-    def step(lib, *tensors):
-        with lib.no_grad():
-            edit(lib, *tensors)
-    return step
 
 
 VERSION_STEPS = {
