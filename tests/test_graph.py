@@ -89,12 +89,10 @@ OPS = {
 }
 
 
-def setitem(key):
-    def op(lib, a, *value):
-        out = a.clone()
-        out[key] = value[0] if value else 5.0
-        return out
-    return op
+def assign(out, key, value):
+    """``out[key] = value`` as an expression."""
+    out[key] = value
+    return out
 
 
 # In-place ops run on a non-leaf: a clone of the input named "self".
@@ -114,10 +112,11 @@ INPLACE = {
     "isub": (lambda lib, a, b: operator.isub(a.clone(), b), {"self": A, "other": A}),
     "imul": (lambda lib, a, b: operator.imul(a.clone(), b), {"self": A, "other": A}),
     "idiv": (lambda lib, a, b: operator.itruediv(a.clone(), b), {"self": A, "other": A}),
-    "setitem_row": (setitem(0), {"self": A, "value": V}),
-    "setitem_scalar": (setitem(0), {"self": A}),
-    "setitem_slice_broadcast": (setitem((slice(None), slice(1, None))), {"self": A, "value": (1,)}),
-    "setitem_negative": (setitem(-1), {"self": A, "value": V}),
+    "setitem_row": (lambda lib, a, v: assign(a.clone(), 0, v), {"self": A, "value": V}),
+    "setitem_scalar": (lambda lib, a: assign(a.clone(), 0, 5.0), {"self": A}),
+    "setitem_negative": (lambda lib, a, v: assign(a.clone(), -1, v), {"self": A, "value": V}),
+    "setitem_slice_broadcast": (lambda lib, a, v: assign(a.clone(), (slice(None), slice(1, None)), v),
+                                {"self": A, "value": (1,)}),
     "mul_then_mul_": (lambda lib, a, b: a.clone().mul_(b).mul_(b), {"self": A, "other": A}),
     "exp_then_mul_": (lambda lib, a: a.exp().mul_(2), {"self": A}),
     "add_then_exp": (lambda lib, a, b: a.clone().add_(b).exp(), {"self": A, "other": A}),
@@ -171,6 +170,7 @@ def test_graph_of_inplace_op(id, grads, device):
 
 
 def no_grad(edit):
+    """``edit`` run under no_grad: autograd doesn't record it, but the version counter still moves."""
     def edited(lib, *tensors):
         with lib.no_grad():
             edit(lib, *tensors)
@@ -180,7 +180,7 @@ def no_grad(edit):
 BASE_EDITS = {
     "add_": lambda lib, base, a: base.add_(1),
     "mul_": lambda lib, base, a: base.mul_(a),
-    "setitem_other_row": lambda lib, base, a: operator.setitem(base, 1, a[0] * 3),
+    "setitem_other_row": lambda lib, base, a: assign(base, 1, a[0] * 3),
     "mul_under_no_grad": no_grad(lambda lib, base, a: base.mul_(2)),
 }
 
@@ -192,8 +192,8 @@ def view_of_edited_base(lib, device, edit):
     base = a * 1
     view = base[0]
     BASE_EDITS[edit](lib, base, a)
-    signature = graph_signature(view)
-    return signature, outcome(lambda: view.backward(lib.ones_like(view))), a.grad
+    graph = graph_signature(view)
+    return graph, outcome(lambda: view.backward(lib.ones_like(view))), a.grad
 
 
 @pytest.mark.parametrize("edit", BASE_EDITS)
@@ -341,8 +341,8 @@ VERSION_STEPS = {
     "fill_": lambda lib, x, y, view, alias: y.fill_(3),
     "copy_": lambda lib, x, y, view, alias: y.copy_(x),
     "iadd": lambda lib, x, y, view, alias: operator.iadd(y, 1),
-    "setitem_tensor": lambda lib, x, y, view, alias: operator.setitem(y, 1, x[0] * 3),
-    "setitem_scalar": lambda lib, x, y, view, alias: operator.setitem(y, (0, 1), 7.0),
+    "setitem_tensor": lambda lib, x, y, view, alias: assign(y, 1, x[0] * 3),
+    "setitem_scalar": lambda lib, x, y, view, alias: assign(y, (0, 1), 7.0),
     "leaf_edit_under_no_grad": no_grad(lambda lib, x, y, view, alias: x.add_(1)),
     "view_edit_under_no_grad": no_grad(lambda lib, x, y, view, alias: view.mul_(2)),
     "detached_edit": lambda lib, x, y, view, alias: alias.add_(1),

@@ -1,0 +1,404 @@
+"""The backward engine: which nodes run, how often, in which order, with which gradient, and the
+errors of backward() and autograd.grad(); torch is the oracle for all of it."""
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+
+from parity import assert_same, both, graph_signature, outcome
+
+
+def recorder(calls, name):
+    """A tensor hook that notes its tensor's name and the gradient it was called with."""
+    def hook(grad):
+        calls.append((name, grad.clone()))
+    return hook
+
+
+def caught_warnings(fn):
+    """Run ``fn``; its result and the warnings it raised as (category, message, line). Torch's C++
+    warnings end with "(Triggered internally at <path in torch's build tree>)", which names a file of
+    one torch binary, not part of the message; it is cut off."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = outcome(fn)
+    return result, [(w.category.__name__, re.sub(r" \(Triggered internally at .*\)$", "", str(w.message)), w.lineno)
+                    for w in caught]
+
+
+# --- each node once, with the summed gradient -----------------------------------------------------
+
+def shared_node(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 2
+    calls = []
+    y.register_hook(recorder(calls, "y"))
+    out = (y * 3).sum() + y.exp().sum()
+    out.backward()
+    return calls, x.grad
+
+
+def test_node_shared_by_two_paths_runs_once_with_the_summed_gradient():
+    """y feeds two paths; torch calls y's hook (so runs y's node) once, with both paths' grads summed."""
+    expected, actual = both(shared_node)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert len(expected[0]) == 1
+
+
+DIAMONDS = {
+    "diamond": lambda x: (x * 2) * x.exp(),
+    "diamond over a non-leaf": lambda x: (lambda h: h.tanh() * h.sigmoid())(x * 3),
+    "leaf used thrice": lambda x: x * x * x,
+    "two diamonds stacked": lambda x: (lambda h: (h * 2) + h.exp())((x + 1) * (x - 1)),
+    "uneven path lengths": lambda x: (lambda h: h + h.exp().log().tanh().sigmoid())(x * 2),
+}
+
+
+def diamond(torch, build):
+    x = torch.tensor([0.5, -1., 2.], requires_grad=True)
+    out = DIAMONDS[build](x)
+    out.sum().backward()
+    return graph_signature(out), x.grad
+
+
+@pytest.mark.parametrize("build", DIAMONDS)
+def test_diamond_graphs(build):
+    """Graphs where paths split and join: same nodes as torch, same gradients."""
+    assert_same(diamond, build, close=True)
+
+
+def accumulation_across_backwards(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    grads = []
+    for make in (lambda: x * 2, lambda: x * x, lambda: x.exp()):
+        make().sum().backward()
+        grads.append(x.grad.clone())
+    return grads
+
+
+def test_gradients_accumulate_into_leaves_across_backward_calls():
+    """Each backward adds into ``.grad``, as torch does."""
+    assert_same(accumulation_across_backwards, close=True)
+
+
+# --- no recursion --------------------------------------------------------------------------------
+
+CHAIN = textwrap.dedent("""
+    import sys
+    import minigrad
+    x = minigrad.zeros(2, requires_grad=True)
+    y = x
+    for _ in range(int(sys.argv[1])):
+        y = y + 1
+    y.sum().backward()
+    print(x.grad.tolist())
+    del y
+    print("deleted")
+""")
+
+
+def test_million_node_chain_backprops_and_is_freed_without_recursion():
+    """A 1,000,000-node chain: backward must not recurse, and dropping the chain must not overflow the
+    C stack while deallocating. Run in a child process so a crash fails this test, not the run. The
+    gradient of a chain of ``+ 1`` does not depend on its length: torch's on a short chain is the oracle."""
+    done = subprocess.run([sys.executable, "-c", CHAIN, str(10**6)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    x = torch.zeros(2, requires_grad=True)
+    (x + 1 + 1).sum().backward()
+    assert done.stdout.split("\n")[:2] == [str(x.grad.tolist()), "deleted"]
+
+
+# --- order of execution --------------------------------------------------------------------------
+
+def freed_node_after_new_branch(torch, a_times_2_first):
+    """``y = b.exp()`` is backpropagated (its saved result freed), then reused next to ``a * 2``."""
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    if a_times_2_first:
+        a2 = a * 2
+    y = b.exp()
+    y.sum().backward()
+    if not a_times_2_first:
+        a2 = a * 2
+    z = a2.sum() + y.sum()
+    return outcome(z.backward), a.grad, b.grad
+
+
+@pytest.mark.parametrize("a_times_2_first", [False, True], ids=["a*2 built after y", "a*2 built before y"])
+def test_execution_order_decides_what_a_failing_backward_leaves_behind(a_times_2_first):
+    """torch runs ready nodes newest first (AccumulateGrad before anything): when ``a * 2`` is newer
+    than ``exp``, a's gradient is delivered before exp's node fails, else not. Same failure, same
+    ``a.grad``, in both."""
+    expected, actual = both(freed_node_after_new_branch, a_times_2_first)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected[0][0] == "error"
+
+
+def branched(torch, x):
+    a = x * 2
+    b = x.exp()
+    c = a * b
+    d = a + 1
+    e = b.sigmoid()
+    return {"a": a, "b": b, "c": c, "d": d, "e": e, "out": c.sum() + d.sum() + e.sum()}
+
+
+def late_branch(torch, x):
+    a = x.exp()
+    b = a * 3
+    c = x * 4
+    d = b.tanh() + c
+    e = a.sigmoid()
+    return {"a": a, "b": b, "c": c, "d": d, "e": e, "out": d.sum() + e.sum() + c.sum()}
+
+
+def ladder(torch, x):
+    nodes = {}
+    h = x
+    for i in range(4):
+        h = h * 2 + x.exp() if i % 2 else (h + 1).sigmoid()
+        nodes[f"h{i}"] = h
+    nodes["out"] = h.sum() + nodes["h1"].sum()
+    return nodes
+
+
+GRAPHS = {"branched": branched, "late branch": late_branch, "ladder": ladder}
+
+
+def hook_order(torch, graph):
+    x = torch.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    nodes = GRAPHS[graph](torch, x)
+    order = []
+    x.register_hook(lambda grad: order.append("x"))
+    for name, tensor in nodes.items():
+        tensor.register_hook(lambda grad, name=name: order.append(name))
+    nodes["out"].backward()
+    return order, x.grad
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_hooks_on_non_leaves_fire_in_torchs_order(graph):
+    """The order in which tensor hooks fire is the order torch's engine runs the nodes."""
+    assert_same(hook_order, graph, close=True)
+
+
+# --- hooks and retain_grad -----------------------------------------------------------------------
+
+HOOK_CASES = {
+    "non-leaf hook replaces the grad": lambda torch, x, y: [y.register_hook(lambda g: g * 10)],
+    "hook returning None keeps it": lambda torch, x, y: [y.register_hook(lambda g: None)],
+    "hooks chain in registration order": lambda torch, x, y: [y.register_hook(lambda g: g + 1),
+                                                              y.register_hook(lambda g: g * 3)],
+    "leaf hook changes what accumulates": lambda torch, x, y: [x.register_hook(lambda g: g * -1)],
+    "removed hook does not run": lambda torch, x, y: [y.register_hook(lambda g: g * 10).remove()],
+    "removing one of two": lambda torch, x, y: [y.register_hook(lambda g: g + 1),
+                                                y.register_hook(lambda g: g * 3).remove()],
+}
+
+
+def hooked(torch, case):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * x
+    HOOK_CASES[case](torch, x, y)
+    (y * torch.tensor([1., 10., 100.])).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("case", HOOK_CASES)
+def test_tensor_hooks(case):
+    """A hook's return value replaces the gradient flowing on; ``handle.remove()`` unregisters it."""
+    assert_same(hooked, case)
+
+
+def retained(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * x
+    y.retain_grad()
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    first = y.grad.clone()
+    z.backward()
+    return y.is_leaf, y.retains_grad, first, y.grad, x.grad
+
+
+def test_retain_grad_populates_and_accumulates_a_non_leaf_grad():
+    """``retain_grad()`` makes a non-leaf's ``.grad`` filled in, and summed over two backward calls."""
+    assert_same(retained)
+
+
+def retain_grad_sees_the_hooked_grad(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 5)
+    y.sum().backward()
+    return y.grad, x.grad
+
+
+def test_retain_grad_sees_the_grad_after_tensor_hooks():
+    """torch runs tensor hooks before retain_grad's, whatever the registration order."""
+    assert_same(retain_grad_sees_the_hooked_grad)
+
+
+def non_leaf_grad_access(torch):
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    return caught_warnings(lambda: y.grad)
+
+
+def test_non_leaf_grad_access_warns_like_torch():
+    """Reading ``.grad`` of a non-leaf warns: same category, same message, blamed on the same line."""
+    expected, actual = both(non_leaf_grad_access)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert len(expected[1]) == 1
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+def _leaf(torch):
+    return torch.tensor([1., 2.], requires_grad=True)
+
+
+ERRORS = {
+    "non-scalar backward without gradient": lambda torch: (_leaf(torch) * 2).backward(),
+    "backward of a tensor without grad_fn": lambda torch: torch.ones(2).sum().backward(),
+    "second of two roots without grad_fn":
+        lambda torch: torch.autograd.backward([(_leaf(torch) * 2).sum(), torch.ones(2).sum()]),
+    "gradient of the wrong shape": lambda torch: (_leaf(torch) * 2).backward(torch.ones(3)),
+    "grad of an unused input": lambda torch: torch.autograd.grad((_leaf(torch) * 2).sum(), [_leaf(torch)]),
+    "grad of the second input unused":
+        lambda torch: (lambda x: torch.autograd.grad((x * 2).sum(), [x, _leaf(torch)]))(_leaf(torch)),
+    "grad of an input that does not require grad":
+        lambda torch: torch.autograd.grad((_leaf(torch) * 2).sum(), [torch.ones(2)]),
+    "grad of a non-scalar without grad_outputs": lambda torch: (lambda x: torch.autograd.grad(x * 2, x))(_leaf(torch)),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_errors_have_torchs_messages(case):
+    """Misuses of backward() and autograd.grad() raise torch's exception with torch's exact message."""
+    expected, actual = both(ERRORS[case])
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected[0] == "error"
+
+
+def grad_allow_unused(torch):
+    x, unused = _leaf(torch), _leaf(torch)
+    return torch.autograd.grad((x * x).sum(), [x, unused], allow_unused=True)
+
+
+def test_grad_allow_unused_gives_none_for_the_unused_input():
+    """With ``allow_unused=True`` the unused input's gradient is None instead of an error."""
+    assert_same(grad_allow_unused)
+
+
+def backward_of_a_leaf(torch):
+    x = torch.tensor(3., requires_grad=True)
+    x.backward()
+    return x.grad
+
+
+def test_backward_of_a_scalar_leaf():
+    """A leaf that requires grad has no grad_fn but is still a root: its grad is accumulated."""
+    assert_same(backward_of_a_leaf)
+
+
+# --- autograd.grad and autograd.backward ---------------------------------------------------------
+
+def grad_values(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    w = torch.tensor([0.5, -1., 2.], requires_grad=True)
+    out = (x * x * w).sum()
+    gx, gw = torch.autograd.grad(out, [x, w])
+    return gx, gw, gx.requires_grad, gx.grad_fn is None, x.grad, w.grad
+
+
+def test_grad_returns_values_and_leaves_dot_grad_alone():
+    """``autograd.grad`` returns the gradients, detached, and does not touch any ``.grad``."""
+    assert_same(grad_values)
+
+
+def grad_create_graph(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    (gx,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    first = (gx.requires_grad, gx.grad_fn is not None, gx)
+    (ggx,) = torch.autograd.grad(gx.sum(), x)
+    return first, ggx, x.grad
+
+
+def test_grad_with_create_graph_gives_a_differentiable_graph():
+    """With ``create_graph=True`` the gradient has a graph of its own, and its gradient is torch's."""
+    assert_same(grad_create_graph, close=True)
+
+
+def grad_with_grad_outputs(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x * x
+    return torch.autograd.grad(y, x, grad_outputs=torch.tensor([1., 0.5, -2.]))
+
+
+def test_grad_with_grad_outputs():
+    """``grad_outputs`` is the vector of the vector-Jacobian product, for a non-scalar output."""
+    assert_same(grad_with_grad_outputs)
+
+
+def grad_of_a_non_leaf(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    h = x.exp()
+    out = (h * h).sum()
+    return torch.autograd.grad(out, [h, x]), x.grad
+
+
+def test_grad_with_respect_to_a_non_leaf():
+    """Inputs to ``autograd.grad`` can be intermediate tensors, next to leaves."""
+    assert_same(grad_of_a_non_leaf, close=True)
+
+
+def backward_several_roots(torch, with_grads):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y1, y2 = x * 2, x.exp()
+    if with_grads:
+        torch.autograd.backward([y1, y2], [torch.tensor([1., 0., 1.]), torch.tensor([0.5, 0.5, 0.5])])
+    else:
+        torch.autograd.backward([y1.sum(), y2.sum()])
+    return x.grad
+
+
+@pytest.mark.parametrize("with_grads", [False, True], ids=["scalar roots", "roots with grad_tensors"])
+def test_autograd_backward_with_several_roots(with_grads):
+    """``autograd.backward`` of several roots sums their contributions into the leaves."""
+    assert_same(backward_several_roots, with_grads, close=True)
+
+
+# --- retain_graph / create_graph -----------------------------------------------------------------
+
+def backward_twice(torch, first_backward):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    z = (x.exp() * x).sum()
+    z.backward(**first_backward)
+    first = x.grad.detach().clone()
+    return first, outcome(z.backward), x.grad, x.grad.requires_grad
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize("first_backward", [{}, {"retain_graph": True}, {"create_graph": True}],
+                         ids=["plain", "retain_graph", "create_graph implies retain_graph"])
+def test_retain_graph_lets_a_second_backward_run_and_accumulate(first_backward):
+    """Without retain_graph the second backward fails; with it, or with create_graph (which implies
+    it), the second one runs and x.grad doubles."""
+    assert_same(backward_twice, first_backward, close=True)
+
+
+def backward_with_create_graph(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    return caught_warnings(lambda: (x * x).sum().backward(create_graph=True))
+
+
+def test_backward_with_create_graph_warns_like_torch():
+    """torch warns that ``backward(create_graph=True)`` makes a cycle parameter -> .grad -> graph."""
+    assert_same(backward_with_create_graph)
