@@ -1,4 +1,6 @@
 """``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does."""
+import warnings
+
 from .engine import run_backward
 from .function import Function  # noqa: F401  (minigrad.autograd.Function, as torch.autograd.Function)
 from .tensor import Tensor
@@ -44,8 +46,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        _warn_create_graph_once()
     grads = _make_grads(tensors, grad_tensors)
     run_backward(_roots(tensors), grads, retain_graph, create_graph)
+
+
+_warned_create_graph = []
+
+
+def _warn_create_graph_once():
+    if not _warned_create_graph:
+        _warned_create_graph.append(True)
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):

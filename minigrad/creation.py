@@ -9,7 +9,8 @@ def _new(data, requires_grad):
     if requires_grad and not (data.is_floating_point() or data.is_complex()):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     out = Tensor(data, requires_grad=requires_grad)
-    out._is_inference = grad_mode._state.inference
+    if grad_mode._state.inference:
+        out._is_inference, out._version_counter = True, None
     return out
 
 

@@ -115,14 +115,13 @@ class SavedTensor:
     output -> node; ``unpack`` rebuilds it with ``grad_fn`` pointing back at the node.
     """
 
-    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr", "base_name")
+    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr")
 
     def __init__(self, tensor, is_output):
         if tensor._is_inference:
             raise RuntimeError(ERR_INFERENCE_SAVED)
         self.version_counter = tensor._version_counter
         self.saved_version = tensor._version_counter.version
-        self.base_name = None if tensor.grad_fn is None else tensor.grad_fn.name()
         if is_output:
             self.tensor = None
             self.data = tensor._data
@@ -133,30 +132,33 @@ class SavedTensor:
 
     def unpack(self, node):
         if self.version_counter.version != self.saved_version:
-            self._raise_modified()
+            self._raise_modified(node)
         if self.tensor is not None:
             return self.tensor
         out = Tensor(self.data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
         out._version_counter = self.version_counter
         return out
 
-    def _raise_modified(self):
-        data = self.data if self.tensor is None else self.tensor._data
+    def _raise_modified(self, node):
+        """torch's message names the node that produced the tensor, as it is now (after any rebase)."""
+        if self.tensor is None:
+            data, producer, output_nr = self.data, node, self.output_nr
+        else:
+            data, producer, output_nr = self.tensor._data, self.tensor.grad_fn, self.tensor._output_nr
         kind = f"torch.{'cuda.' if data.is_cuda else ''}{_TYPE_NAMES.get(data.dtype, str(data.dtype))}"
         described = f"[{kind} [{', '.join(map(str, data.shape))}]]"
-        if self.base_name is not None:
-            producer = self.base_name
-            for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
-                if producer.endswith(suffix):
-                    producer = producer[: -len(suffix)]
-                    break
-            described += f", which is output {0 if self.tensor is None else self.tensor._output_nr} of {producer},"
+        if producer is not None:
+            name = producer.name().replace("Backward0", "").replace("Backward", "")
+            described += f", which is output {output_nr} of {name},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: {described} is at version {self.version_counter.version}; expected version "
             f"{self.saved_version} instead. Hint: enable anomaly detection to find the operation that "
             "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
+
+
+_FREED = object()
 
 
 _TYPE_NAMES = {
@@ -173,7 +175,7 @@ class BackwardFunction(Node):
 
     def __init__(self):
         Node.__init__(self)
-        self._to_save = ()
+        self._to_save = self._saved = ()
         self._input_positions = None
 
     def save_for_backward(self, *tensors):
@@ -181,15 +183,19 @@ class BackwardFunction(Node):
 
     @property
     def saved_tensors(self):
-        saved = self._saved
+        return tuple(self._unpack(s) for s in self._saved)
+
+    def _unpack(self, saved):
         if saved is None:
+            return None
+        if saved is _FREED:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        return saved.unpack(self)
 
     def _release_saved(self):
-        saved = self._saved
-        if saved is not None and any(s is not None for s in saved):
-            self._saved = None
+        """Free what was saved; what was never saved stays None (torch's undefined SavedVariable)."""
+        if self._saved:
+            self._saved = tuple(None if s is None else _FREED for s in self._saved)
 
     def apply(self, *grads):
         """One gradient per edge: backward returns one per forward argument; keep the tensors' ones."""
@@ -204,7 +210,7 @@ class BackwardFunction(Node):
         """``grad_fn._saved_self`` and friends, named as torch names them."""
         names = type(self)._forward_cls.saved_names
         if name.startswith("_saved_") and name[7:] in names:
-            return self.saved_tensors[names.index(name[7:])]
+            return self._unpack(self._saved[names.index(name[7:])])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
@@ -252,11 +258,13 @@ class Function:
         result = Tensor(out, grad_fn=ctx if record else None)
         if cls.is_view:
             source = args[0]
-            result._version_counter = source._version_counter
+            result._version_counter = counter = source._version_counter
             result._base = source if source._base is None else source._base
             result._is_inference = source._is_inference
-        else:
-            result._is_inference = state.inference
+            if counter is not None:
+                result._view_version = counter.version
+        elif state.inference:
+            result._is_inference, result._version_counter = True, None
         if record:
             ctx.next_functions = tuple([a._gradient_edge() for a in args if isinstance(a, Tensor)])
             if len(ctx.next_functions) != len(args):

@@ -6,7 +6,7 @@ its own and gives higher-order gradients.
 """
 import torch
 
-from .function import Function
+from .function import ERR_BACKWARD_TWICE, Function, Node
 from .tensor import Tensor
 
 
@@ -661,9 +661,9 @@ class SqueezeDim(Function):
 
 
 class SqueezeDims(Function):
-    """squeeze over a tuple of dims (also what matmul uses for a 1-D left operand)."""
+    """squeeze over a tuple of dims."""
 
-    node_name = "SqueezeBackward4"
+    node_name = "SqueezeBackward2"
     is_view = True
 
     @staticmethod
@@ -674,6 +674,27 @@ class SqueezeDims(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.shape), None
+
+
+class SqueezeDimInplace(SqueezeDim):
+    """The squeeze_(dim) matmul applies to its result for a vector on the left."""
+
+    node_name = "SqueezeBackward4"
+
+
+class Alias(Function):
+    """``x[...]``: the whole tensor, as a new view."""
+
+    node_name = "AliasBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.view_as(a._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
 
 
 class Select(Function):
@@ -725,25 +746,112 @@ class IndexBackward(Function):
 
 # --- in-place --------------------------------------------------------------------------------
 
-class CopySlices(Function):
-    """``tensor[key] = value``, recorded on the whole tensor as torch does."""
+def _geometry(tensor):
+    data = tensor._data
+    return tuple(data.shape), data.stride(), data.storage_offset()
 
-    node_name = "torch::autograd::CopySlices"
+
+class AsStrided(Function):
+    """The region of a base-shaped tensor that a view covers, described by memory layout (size,
+    stride, offset), as torch describes views it has to rebuild."""
+
+    node_name = "AsStridedBackward0"
 
     @staticmethod
-    def forward(ctx, base, key, value):
-        ctx.key, ctx.value_shape = key, value.shape
-        result = base._data.clone()
-        result[key] = value._data
-        return result
+    def forward(ctx, a, base_geometry, view_geometry):
+        ctx.geometries = base_geometry, view_geometry
+        flat = _flat_buffer(base_geometry, a._data)
+        _as_base(flat, base_geometry).copy_(a._data)
+        size, stride, offset = view_geometry
+        return flat.as_strided(size, stride, offset - base_geometry[2])
 
     @staticmethod
     def backward(ctx, grad):
-        key = ctx.key
-        keep = torch.ones_like(grad._data)
-        keep[key] = 0
-        grad_value = sum_to(grad[key], ctx.value_shape) if ctx.needs_input_grad[2] else None
-        return grad * _constant(keep), None, grad_value
+        return AsStridedScatter.apply(grad, *ctx.geometries), None, None
+
+
+class AsStridedScatter(Function):
+    """A base-shaped gradient holding ``grad`` where the view lies (summed where a view like an
+    expand covers an element several times): the backward of a view rebuilt from its layout."""
+
+    @staticmethod
+    def forward(ctx, grad, base_geometry, view_geometry):
+        ctx.geometries = base_geometry, view_geometry
+        flat = _flat_buffer(base_geometry, grad._data)
+        flat.index_add_(0, _region_index(flat, base_geometry, view_geometry).reshape(-1), grad._data.reshape(-1))
+        return _as_base(flat, base_geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AsStrided.apply(grad, *ctx.geometries), None, None
+
+
+def _flat_buffer(base_geometry, like):
+    """Zeroed memory for a tensor laid out like the base (offset 0)."""
+    size, stride, _ = base_geometry
+    span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    return torch.zeros(span, dtype=like.dtype, device=like.device)
+
+
+def _as_base(flat, base_geometry):
+    size, stride, _ = base_geometry
+    return flat.as_strided(size, stride, 0)
+
+
+def _region_index(flat, base_geometry, view_geometry):
+    """For each element of the view, its position in a flat buffer laid out like the base."""
+    size, stride, offset = view_geometry
+    return torch.arange(flat.numel(), device=flat.device).as_strided(size, stride, offset - base_geometry[2])
+
+
+class AsStridedBackward0(Node):
+    """The grad_fn a view gets once its memory was edited in place: from the base's current node."""
+
+    __slots__ = ("geometries",)
+
+    def __init__(self, base, view):
+        Node.__init__(self)
+        self.next_functions = (base._gradient_edge(),)
+        self.geometries = _geometry(base), _geometry(view)
+
+    def apply(self, grad):
+        return (AsStridedScatter.apply(grad, *self.geometries),)
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op ``fn`` on one of its views (``x[i] = v`` included).
+
+    The base's gradient outside the view passes to the base's previous node; the part inside goes
+    through ``fn``, whose other inputs receive their gradients as usual.
+    """
+
+    __slots__ = ("fn", "geometries")
+
+    def __init__(self, base_edge, fn, base, view):
+        Node.__init__(self)
+        self.next_functions = (base_edge,) + fn.next_functions[1:]
+        self.fn = fn
+        self.geometries = _geometry(base), _geometry(view)
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def apply(self, grad):
+        if self.fn is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        base_geometry, view_geometry = self.geometries
+        flat = _flat_buffer(base_geometry, grad._data).fill_(1)
+        flat[_region_index(flat, base_geometry, view_geometry).reshape(-1)] = 0
+        outside = _as_base(flat, base_geometry)
+        grads = self.fn(AsStrided.apply(grad, base_geometry, view_geometry))
+        inside = AsStridedScatter.apply(grads[0], base_geometry, view_geometry) if grads[0] is not None else None
+        base_grad = grad * _constant(outside) if inside is None else grad * _constant(outside) + inside
+        return (base_grad,) + tuple(grads[1:])
+
+    def _release_saved(self):
+        if self.fn is not None:
+            self.fn._release_saved()
+            self.fn = None
 
 
 class Zero(Function):
@@ -768,6 +876,20 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0, None
+
+
+class FillTensor(Function):
+    """``fill_`` with a 0-dim tensor: what ``x[i] = scalar_tensor`` runs."""
+
+    node_name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return a._data.clone().fill_(value._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, grad.sum() if ctx.needs_input_grad[1] else None
 
 
 class Copy(Function):

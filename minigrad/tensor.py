@@ -59,17 +59,18 @@ def _as_tensor(value, like):
 
 
 class Tensor:
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "_version_counter", "_base",
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_base", "_view_version",
                  "_is_inference", "_grad", "_retains_grad", "_hooks", "_grad_accumulator", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, data, requires_grad=False, grad_fn=None, output_nr=0):
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
-        self.grad_fn = grad_fn
+        self._grad_fn = grad_fn
         self._output_nr = output_nr
         self._version_counter = _VersionCounter()
         self._base = None
+        self._view_version = None
         self._is_inference = False
         self._grad = None
         self._retains_grad = False
@@ -105,11 +106,22 @@ class Tensor:
 
     @property
     def _version(self):
-        if self._is_inference:
+        if self._version_counter is None:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.version
 
     # --- autograd state ----------------------------------------------------------------------
+    @property
+    def grad_fn(self):
+        """The node that made this tensor. A view whose memory was edited in place since it was made
+        gets a fresh one, AsStridedBackward0 on its base's current node, as in torch."""
+        if self._view_version is not None and self._view_version != self._version_counter.version:
+            self._view_version = self._version_counter.version
+            base = self._base
+            if base._requires_grad:
+                self._grad_fn, self._output_nr, self._requires_grad = ops.AsStridedBackward0(base, self), 0, True
+        return self._grad_fn
+
     @property
     def requires_grad(self):
         return self._requires_grad
@@ -160,12 +172,13 @@ class Tensor:
 
     def detach(self):
         out = Tensor(self._data)
-        out._version_counter = self._version_counter
+        if self._version_counter is not None:
+            out._version_counter = self._version_counter
         out._is_inference = self._is_inference
         return out
 
     def detach_(self):
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 
@@ -431,6 +444,8 @@ class Tensor:
 
     def __getitem__(self, key):
         """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch."""
+        if key is Ellipsis or key == ():
+            return ops.Alias.apply(self)
         if not isinstance(key, tuple):
             key = (key,)
         if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis for k in key):
@@ -451,30 +466,45 @@ class Tensor:
             else:
                 out = ops.Select.apply(out, dim, _check_index(out, dim, k))
         if out is self:
-            return ops.Slice.apply(self, 0, slice(None)) if self.dim() else ops.View.apply(self, self.shape)
+            return ops.Slice.apply(self, 0, slice(None))
         return out
 
-    # --- in-place ----------------------------------------------------------------------------
+    # --- in-place ---------------------------------------------------------------------------
     def _inplace(self, function, storage_op, *args):
-        """Run ``function`` on self in place: record a new node for self (torch's rebase) and bump the version."""
+        """Run ``function`` on self in place and bump the version. When autograd records it, self
+        moves onto the new node (torch's rebase); when self is a view, its base moves onto a
+        CopySlices node that routes the view's part of the gradient through ``function``."""
         recording = grad_mode._state.grad_enabled and (
             self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
-        if recording:
-            if self._requires_grad and self.grad_fn is None:
-                raise RuntimeError(ERR_LEAF_INPLACE)
-            if self._base is not None:
-                if self._base._requires_grad and self._base.grad_fn is None:
-                    raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
-                raise NotImplementedError("minigrad does not record in-place ops on views; use an "
-                                          "out-of-place op or `tensor[index] = value` on the base")
-            source = self._recorded_copy() if getattr(function, "inplace_saves_self", False) else self
-            result = function.apply(source, *args)
-            self._data.copy_(result._data)
-            self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, 0, True
-        else:
+        if not recording:
             storage_op(self._data, *(a._data if isinstance(a, Tensor) else a for a in args))
+            self._check_inference_inplace()
+            if self._version_counter is not None:
+                self._version_counter.version += 1
+            return self
+        base = self._base
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(ERR_LEAF_INPLACE)
+        if base is not None and base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+        source = self._recorded_copy() if getattr(function, "inplace_saves_self", False) else self
+        result = function.apply(source, *args)
+        self._data.copy_(result._data)
+        if base is None:
+            self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+        else:
+            base._grad_fn = ops.CopySlices(base._gradient_edge(), result._grad_fn, base, self)
+            base._output_nr, base._requires_grad = 0, True
         self._version_counter.version += 1
         return self
+
+    def _check_inference_inplace(self):
+        """torch makes this check after the kernel ran: the values have changed when it raises."""
+        if self._version_counter is None and not grad_mode._state.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+                "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+                "for more details.")
 
     def _recorded_copy(self):
         """A copy of self's values that keeps self's place in the graph, for ops that save ``self``."""
@@ -518,13 +548,31 @@ class Tensor:
                 raise RuntimeError(ERR_LEAF_INPLACE)
             raise NotImplementedError("minigrad does not record random fills of tensors that require grad")
         storage_op(self._data, *args)
-        self._version_counter.version += 1
+        self._check_inference_inplace()
+        if self._version_counter is not None:
+            self._version_counter.version += 1
         return self
 
     def __setitem__(self, key, value):
-        if (grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None):
-            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
-        self._inplace(ops.CopySlices, torch.Tensor.__setitem__, key, _as_tensor(value, self))
+        """``x[key] = value`` is, as in torch, an in-place copy into the view ``x[key]``."""
+        value = _as_tensor(value, self)
+        if not (grad_mode._state.grad_enabled and (self._requires_grad or value._requires_grad)):
+            self._data[key] = value._data
+            self._check_inference_inplace()
+            if self._version_counter is not None:
+                self._version_counter.version += 1
+            return
+        target = self[key]
+        if value.shape == target.shape:
+            target.copy_(value)
+        elif value.dim() == 0 and value.device.type == "cpu":
+            target._inplace(ops.FillTensor, torch.Tensor.fill_, value)
+        else:
+            shape = list(value.shape)
+            while shape and shape[0] == 1:
+                shape.pop(0)
+            value = value.view(shape)
+            target.copy_(value if value.shape == target.shape else value.expand(target.shape))
 
 
 class MaxResult(tuple):
@@ -560,7 +608,8 @@ def _check_index(tensor, dim, index):
 
 
 def matmul(a, b):
-    """torch.matmul for 1-D and 2-D operands, with torch's nodes: dot, mv, mm, or mm between unsqueeze/squeeze."""
+    """torch.matmul with torch's nodes: dot, mv, mm, mm between unsqueeze and squeeze_ for a vector
+    on the left, and for a batch on the left of a matrix, mm on the batch folded into rows."""
     if a.dim() == 2 and b.dim() == 2:
         return ops.Mm.apply(a, b)
     if a.dim() == 2 and b.dim() == 1:
@@ -568,8 +617,11 @@ def matmul(a, b):
     if a.dim() == 1 and b.dim() == 1:
         return ops.Dot.apply(a, b)
     if a.dim() == 1 and b.dim() == 2:
-        return ops.SqueezeDims.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), (0,))
-    raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors")
+        return ops.SqueezeDimInplace.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), 0)
+    if a.dim() > 2 and b.dim() == 2:
+        rows = ops.Mm.apply(a.reshape(-1, a.shape[-1]), b)
+        return ops.UnsafeView.apply(rows, (*a.shape[:-1], b.shape[-1]))
+    raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, or a batch times a matrix")
 
 
 from . import ops  # noqa: E402  (ops builds on Tensor)

@@ -264,6 +264,16 @@ def _leaf(torch):
     return torch.tensor([1., 2.], requires_grad=True)
 
 
+def _second_input_unused(torch):
+    x = _leaf(torch)
+    return torch.autograd.grad((x * 2).sum(), [x, _leaf(torch)])
+
+
+def _grad_of_non_scalar(torch):
+    x = _leaf(torch)
+    return torch.autograd.grad(x * 2, x)
+
+
 ERRORS = {
     "non-scalar backward without gradient": lambda torch: (_leaf(torch) * 2).backward(),
     "backward of a tensor without grad_fn": lambda torch: torch.ones(2).sum().backward(),
@@ -271,11 +281,10 @@ ERRORS = {
         lambda torch: torch.autograd.backward([(_leaf(torch) * 2).sum(), torch.ones(2).sum()]),
     "gradient of the wrong shape": lambda torch: (_leaf(torch) * 2).backward(torch.ones(3)),
     "grad of an unused input": lambda torch: torch.autograd.grad((_leaf(torch) * 2).sum(), [_leaf(torch)]),
-    "grad of the second input unused":
-        lambda torch: (lambda x: torch.autograd.grad((x * 2).sum(), [x, _leaf(torch)]))(_leaf(torch)),
+    "grad of the second input unused": _second_input_unused,
     "grad of an input that does not require grad":
         lambda torch: torch.autograd.grad((_leaf(torch) * 2).sum(), [torch.ones(2)]),
-    "grad of a non-scalar without grad_outputs": lambda torch: (lambda x: torch.autograd.grad(x * 2, x))(_leaf(torch)),
+    "grad of a non-scalar without grad_outputs": _grad_of_non_scalar,
 }
 
 
@@ -394,11 +403,22 @@ def test_retain_graph_lets_a_second_backward_run_and_accumulate(first_backward):
     assert_same(backward_twice, first_backward, close=True)
 
 
-def backward_with_create_graph(torch):
-    x = torch.tensor([1., 2., 3.], requires_grad=True)
-    return caught_warnings(lambda: (x * x).sum().backward(create_graph=True))
+WARN_ONCE = textwrap.dedent("""
+    import sys, warnings
+    lib = __import__(sys.argv[1])
+    for _ in range(2):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (x * x).sum().backward(create_graph=True)
+        print([(w.category.__name__, str(w.message).split(" (Triggered internally at ")[0]) for w in caught])
+""")
 
 
-def test_backward_with_create_graph_warns_like_torch():
-    """torch warns that ``backward(create_graph=True)`` makes a cycle parameter -> .grad -> graph."""
-    assert_same(backward_with_create_graph)
+def test_backward_with_create_graph_warns_once_like_torch():
+    """torch warns, once per process, that ``backward(create_graph=True)`` makes a reference cycle
+    parameter -> .grad -> graph. Once per process: so each library runs in a fresh child process."""
+    expected, actual = (subprocess.run([sys.executable, "-c", WARN_ONCE, lib], capture_output=True, text=True,
+                                       timeout=120).stdout for lib in ("torch", "minigrad"))
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected.count("UserWarning") == 1

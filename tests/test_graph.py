@@ -15,10 +15,11 @@ A, B, V = (2, 3), (3, 4), (3,)
 
 
 def linear(lib, *tensors):
+    """F.linear(input, weight[, bias]): addmm on rows, as nn.Linear runs it."""
     return lib.nn.functional.linear(*tensors)
 
 
-# id -> (op, {input name: shape}); the names are torch's (``_saved_<name>``), the inputs are positive.
+# id -> (op, {input name: shape}); inputs are named as torch names the arguments (``grad_fn._saved_self``).
 OPS = {
     "add": (lambda lib, a, b: a + b, {"self": A, "other": A}),
     "add_broadcast": (lambda lib, a, b: a + b, {"self": A, "other": V}),
@@ -123,12 +124,17 @@ INPLACE = {
 }
 
 
-def build(lib, device, table, id, grads):
-    """The op's inputs (positive, seeded) by name, with the given requires_grad flags, and its output."""
-    op, shapes = table[id]
+def leaves(lib, device, shapes, grads):
+    """Seeded positive float64 leaves (log, pow and division stay finite), with the given requires_grad."""
     lib.manual_seed(0)
-    inputs = {name: (lib.rand(shape, dtype=lib.float64, device=device) + 0.5).requires_grad_(flag)
-              for (name, shape), flag in zip(shapes.items(), grads)}
+    return [(lib.rand(shape, dtype=lib.float64, device=device) + 0.5).requires_grad_(flag)
+            for shape, flag in zip(shapes, grads)]
+
+
+def build(lib, device, table, id, grads):
+    """The op's inputs by name and its output."""
+    op, shapes = table[id]
+    inputs = dict(zip(shapes, leaves(lib, device, shapes.values(), grads)))
     return inputs, op(lib, *inputs.values())
 
 
@@ -187,8 +193,7 @@ BASE_EDITS = {
 
 def view_of_edited_base(lib, device, edit):
     """A view taken before an in-place edit of its base: its graph and gradient must see the edit."""
-    lib.manual_seed(0)
-    a = (lib.rand(2, 3, dtype=lib.float64, device=device) + 0.5).requires_grad_()
+    (a,) = leaves(lib, device, [A], [True])
     base = a * 1
     view = base[0]
     BASE_EDITS[edit](lib, base, a)
@@ -285,11 +290,10 @@ def test_only_the_tensor_needed_for_the_gradient_is_saved(device):
 
 def edit_saved_non_leaf(lib, device, producer, consumer):
     """``consumer`` saves a tensor that ``producer`` made; the error message names the producing node."""
-    fn, shapes = OPS[consumer]
-    lib.manual_seed(0)
-    leaves = [(lib.rand(shape, dtype=lib.float64, device=device) + 0.5).requires_grad_() for shape in shapes.values()]
-    made = PRODUCERS[producer](leaves[0])
-    out = fn(lib, made, *leaves[1:])
+    op, shapes = OPS[consumer]
+    first, *others = leaves(lib, device, shapes.values(), (True,) * len(shapes))
+    made = PRODUCERS[producer](first)
+    out = op(lib, made, *others)
     with lib.no_grad():
         made.add_(1)
     return outcome(lambda: out.backward(lib.ones_like(out)))

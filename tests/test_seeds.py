@@ -22,11 +22,11 @@ def first_failure(step, times):
 
 
 def printed(torch, snippet):
-    """What ``snippet(torch)`` prints, so the forum's printed output itself is compared."""
+    """What ``snippet(torch)`` prints, and returns: the forum's printed output is compared too."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        snippet(torch)
-    return out.getvalue()
+        result = snippet(torch)
+    return out.getvalue(), result
 
 
 # --- seed 000: chat answer on a VQ-VAE with an EMA codebook -------------------------------------
@@ -83,8 +83,7 @@ def forum_001_loop(torch, recompute_y, retain_graph):
     for __ in range(2):
         x_out = t @ (x + t @ a) if recompute_y else t @ (x + y)
         loss = measure(x_out, x)
-        steps.append((outcome(lambda: loss.backward(retain_graph=retain_graph)), outcome(lambda: t.grad.clone()),
-                      outcome(lambda: a.grad.clone())))
+        steps.append((outcome(lambda: loss.backward(retain_graph=retain_graph)), t.grad.clone(), a.grad.clone()))
     return steps
 
 
@@ -173,14 +172,15 @@ def use_after_backward(torch):
     c.backward()
     d = b * torch.tensor(4)
     e = c * torch.tensor(5)
-    return (printed(torch, lambda torch: (print('d = ', d), print('e = ', e))), a.grad,
-            outcome(d.backward), outcome(e.backward))
+    print('d = ', d)
+    print('e = ', e)
+    return a.grad, outcome(d.backward), outcome(e.backward)
 
 
 def test_001_b_and_c_still_compute_d_and_e_after_backward():
     """Seed 001: backward frees the graph's buffers, not the tensors: d and e compute and print as in
     torch; backpropagating through the freed b and c nodes fails."""
-    assert_same(use_after_backward)
+    assert_same(printed, use_after_backward)
 
 
 def retain_graph_in_a_loop_then_del_b(torch):

@@ -1,12 +1,12 @@
 """``minigrad.nn.functional``: losses and linear, built from minigrad ops with torch's node names."""
 from .. import ops
-from ..tensor import Tensor
+from ..tensor import Tensor, matmul
 
 
 def linear(input, weight, bias=None):
     """As torch: addmm on a batch of rows; other shapes are viewed as rows and back."""
     if bias is None:
-        return input @ weight.t()
+        return matmul(input, weight.t())
     if input.dim() == 2:
         return ops.Addmm.apply(bias, input, weight.t())
     rows = ops.Addmm.apply(bias, input.reshape(-1, input.shape[-1]), weight.t())
