@@ -78,11 +78,11 @@ class AccumulateGrad(Node):
             result = hook(grad)
             if result is not None:
                 grad = result
-        old = variable.grad
+        old = variable._grad
         if old is None:
-            variable.grad = grad if grad_mode.is_grad_enabled() or _owned(grad) else grad.clone()
+            variable._grad = grad if grad_mode.is_grad_enabled() or _owned(grad) else grad.clone()
         elif grad_mode.is_grad_enabled():
-            variable.grad = old + grad
+            variable._grad = old + grad
         else:
             old.add_(grad)
         return ()

@@ -9,6 +9,8 @@ import warnings
 import pytest
 import torch
 
+import minigrad
+
 from parity import assert_same, both, graph_signature, outcome
 
 
@@ -422,3 +424,45 @@ def test_backward_with_create_graph_warns_once_like_torch():
                                        timeout=120).stdout for lib in ("torch", "minigrad"))
     assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
     assert expected.count("UserWarning") == 1
+
+
+def test_leaf_gradients_never_alias_memory_someone_else_holds():
+    """AccumulateGrad keeps a gradient without copying only when nothing else holds it: two leaves fed
+    by one AddBackward0 must not share memory, nor may a leaf's .grad share the caller's gradient."""
+    def scenario(lib):
+        a, b = lib.tensor(1.0, requires_grad=True), lib.tensor(2.0, requires_grad=True)
+        (a + b).backward()
+        (a + b).backward()
+        a.grad.zero_()
+        x = lib.ones(3, requires_grad=True)
+        given = lib.ones(3)
+        x.backward(given)
+        x.grad.mul_(5)
+        stash = []
+        y = lib.ones(2, requires_grad=True)
+        (y * 1).register_hook(lambda g: stash.append(g))
+        z = y * 1
+        z.register_hook(lambda g: stash.append(g))
+        z.sum().backward()
+        y.grad.add_(1)
+        return [a.grad, b.grad, given, x.grad, stash, y.grad]
+    assert_same(scenario)
+
+
+def test_owned_gradients_are_kept_without_a_copy():
+    """The fast path is real: a freshly computed gradient becomes .grad as is (bench/engine.py relies on it)."""
+    layer = minigrad.nn.Linear(4, 3)
+    loss = layer(minigrad.randn(2, 4)).relu().sum()
+    seen = {}
+    original = minigrad.Tensor.clone
+
+    def counting_clone(self, *args):
+        seen["clones"] = seen.get("clones", 0) + 1
+        return original(self, *args)
+
+    minigrad.Tensor.clone = counting_clone
+    try:
+        loss.backward()
+    finally:
+        minigrad.Tensor.clone = original
+    assert seen.get("clones", 0) == 0
