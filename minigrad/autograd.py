@@ -1,7 +1,7 @@
 """``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does."""
 import warnings
 
-from .engine import run_backward
+from . import engine
 from .function import Function  # noqa: F401  (minigrad.autograd.Function, as torch.autograd.Function)
 from .tensor import Tensor
 
@@ -49,7 +49,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if create_graph:
         _warn_create_graph_once()
     grads = _make_grads(tensors, grad_tensors)
-    run_backward(_roots(tensors), grads, retain_graph, create_graph)
+    engine.run_backward(_roots(tensors), grads, retain_graph, create_graph)
 
 
 _warned_create_graph = []
@@ -81,7 +81,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for tensor in inputs:
         slot = captures.setdefault(tensor._gradient_edge(), [])
         slots.append(slot)
-    run_backward(_roots(outputs), grads, retain_graph, create_graph, captures)
+    engine.run_backward(_roots(outputs), grads, retain_graph, create_graph, captures)
     results = []
     for i, slot in enumerate(slots):
         value = slot[0] if slot else None

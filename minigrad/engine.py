@@ -4,16 +4,23 @@
 2. A node is ready when all its dependencies have delivered their gradient; ready nodes wait in
    a priority queue and the newest (highest sequence number) runs first, as in torch.
 3. Running a node turns the gradient of its output into gradients for its inputs, which are
-   summed into the input buffers of the next nodes. Then, unless ``retain_graph``, the node's
-   saved tensors are released.
+   summed into the input buffers of the next nodes.
+
+``backprop`` does 1-3 for any way of "running a node"; ``run_backward`` decides what running
+means: hooks, autograd.grad's captures, ``node.apply`` and freeing what the node saved.
 """
 import heapq
 
 from . import grad_mode
+from .function import AccumulateGrad
 
 
+# BEGIN EXERCISE 2
 def compute_dependencies(root_nodes):
-    """How many edges point at each node reachable from ``root_nodes`` (iteratively, not recursively)."""
+    """How many edges point at each node reachable from ``root_nodes``.
+
+    Walk the graph with an explicit stack, not recursion: a chain of a million nodes must work.
+    """
     dependencies = {}
     stack = list(root_nodes)
     seen = set(stack)
@@ -27,6 +34,42 @@ def compute_dependencies(root_nodes):
                 seen.add(next_node)
                 stack.append(next_node)
     return dependencies
+
+
+def backprop(roots, root_grads, call):
+    """Send ``root_grads`` into the edges ``roots`` and run every node they reach, once, in torch's order.
+
+    ``call(node, grads)`` runs a node on the list of gradients of its outputs and returns one
+    gradient (or None) per edge in ``node.next_functions``. A node runs once the gradients from all
+    edges pointing at it have been summed into its buffer; among ready nodes the one with the
+    highest ``_sequence_nr`` runs first.
+    """
+    dependencies = compute_dependencies([node for node, _ in roots])
+    for node, _ in roots:
+        dependencies[node] = dependencies.get(node, 0) + 1
+    buffers = {}
+    ready = []
+
+    def deliver(edges, grads):
+        for (node, input_nr), grad in zip(edges, grads):
+            if node is None:
+                continue
+            buffer = buffers.get(node)
+            if buffer is None:
+                buffer = buffers[node] = [None] * (input_nr + 1)
+            elif len(buffer) <= input_nr:
+                buffer.extend([None] * (input_nr + 1 - len(buffer)))
+            if grad is not None:
+                buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
+            dependencies[node] -= 1
+            if dependencies[node] == 0:
+                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+
+    deliver(roots, root_grads)
+    while ready:
+        node = heapq.heappop(ready)[2]
+        deliver(node.next_functions, call(node, buffers.pop(node)))
+# END EXERCISE 2
 
 
 def nodes_leading_to(root_nodes, targets):
@@ -65,65 +108,34 @@ def _call_pre_hooks(node, grads):
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
-    """Backpropagate ``root_grads`` from the edges ``roots``.
+    """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
     ``captures`` maps edges (node, input_nr) to the list where autograd.grad wants their gradient;
     with captures, only nodes leading to them run, and AccumulateGrad nodes are not run at all.
     """
-    from .function import AccumulateGrad
+    needed = None if captures is None else nodes_leading_to([n for n, _ in roots], {n for n, _ in captures})
 
-    root_nodes = [node for node, _ in roots]
-    dependencies = compute_dependencies(root_nodes)
-    for node in root_nodes:
-        dependencies[node] = dependencies.get(node, 0) + 1
-    needed = None if captures is None else nodes_leading_to(root_nodes, {n for n, _ in captures})
-    buffers = {}
-    ready = []
-
-    def deliver(edges, grads):
-        """Sum each gradient into its node's input buffer; queue a node once all its inputs are in."""
-        for (node, input_nr), grad in zip(edges, grads):
-            if node is None:
-                continue
-            buffer = buffers.get(node)
-            if buffer is None:
-                buffer = buffers[node] = [None] * (input_nr + 1)
-            elif len(buffer) <= input_nr:
-                buffer.extend([None] * (input_nr + 1 - len(buffer)))
-            if grad is not None:
-                buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
-            remaining = dependencies[node] - 1
-            dependencies[node] = remaining
-            if remaining == 0:
-                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
-
-    def run(node, grads):
-        """Apply the node, free what it saved (unless retain_graph), pass its gradients on."""
-        if any(g is not None for g in grads):
-            outputs = node.apply(*grads)
-            if not retain_graph:
-                node._release_saved()
-        else:
-            outputs = (None,) * len(node.next_functions)
-        deliver(node.next_functions, outputs)
+    def call(node, grads):
+        if node._tensor_pre_hooks or node._retains_grad_hooks:
+            grads = _call_pre_hooks(node, grads)
+        if captures is not None:
+            for input_nr, grad in enumerate(grads):
+                slot = captures.get((node, input_nr))
+                if slot is not None:
+                    slot.append(grad)
+            if node not in needed or type(node) is AccumulateGrad:
+                return (None,) * len(node.next_functions)
+        if all(grad is None for grad in grads):
+            return (None,) * len(node.next_functions)
+        outputs = node.apply(*grads)
+        if not retain_graph:
+            node._release_saved()
+        return outputs
 
     state = grad_mode._state
     previous = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        deliver(roots, root_grads)
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node)
-            if node._tensor_pre_hooks or node._retains_grad_hooks:
-                grads = _call_pre_hooks(node, grads)
-            if captures is not None:
-                for input_nr, grad in enumerate(grads):
-                    slot = captures.get((node, input_nr))
-                    if slot is not None:
-                        slot.append(grad)
-                if node not in needed or type(node) is AccumulateGrad:
-                    continue
-            run(node, grads)
+        backprop(roots, root_grads, call)
     finally:
         state.grad_enabled = previous

@@ -185,17 +185,24 @@ class BackwardFunction(Node):
     def saved_tensors(self):
         return tuple(self._unpack(s) for s in self._saved)
 
+    # BEGIN EXERCISE 3
     def _unpack(self, saved):
+        """One entry of ``_saved`` as a tensor: None stays None (never saved), a freed entry raises
+        torch's "backward through the graph a second time" error, a SavedTensor is unpacked."""
         if saved is None:
             return None
         if saved is _FREED:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         return saved.unpack(self)
+    # END EXERCISE 3
 
+    # BEGIN EXERCISE 3
     def _release_saved(self):
-        """Free what was saved; what was never saved stays None (torch's undefined SavedVariable)."""
+        """Free what the node saved (the engine calls this after running it, unless retain_graph):
+        each saved entry becomes ``_FREED``; entries that were never saved stay None."""
         if self._saved:
             self._saved = tuple(None if s is None else _FREED for s in self._saved)
+    # END EXERCISE 3
 
     def apply(self, *grads):
         """One gradient per edge: backward returns one per forward argument; keep the tensors' ones."""

@@ -10,6 +10,7 @@ from .function import ERR_BACKWARD_TWICE, Function, Node
 from .tensor import Tensor
 
 
+# BEGIN EXERCISE 1
 def sum_to(grad, shape):
     """Reduce a gradient of a broadcast result back to the shape of the input that was broadcast."""
     if grad.shape == shape:
@@ -21,6 +22,7 @@ def sum_to(grad, shape):
     if dims:
         grad = grad.sum(dims, keepdim=True)
     return grad
+# END EXERCISE 1
 
 
 def _constant(data):
@@ -74,13 +76,18 @@ class Rsub(Function):
         return -grad, None
 
 
+# BEGIN EXERCISE 1
 class Mul(Function):
+    """``a * b`` with broadcasting. d(a*b)/da = b and d(a*b)/db = a: each input's gradient needs
+    only the *other* input, so torch saves ``other`` only if ``self`` needs a gradient, and vice versa."""
+
     node_name = "MulBackward0"
     saved_names = ("self", "other")
     inplace_saves_self = True
 
     @staticmethod
     def forward(ctx, a, b):
+        """Save (self, other), each or None, with ctx.save_for_backward; return the product's storage."""
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
         ctx.shapes = (a.shape, b.shape)
@@ -88,10 +95,12 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        """Gradients for (a, b), each reduced to its input's shape, or None where it is not needed."""
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx.shapes
         return (sum_to(grad * b, a_shape) if b is not None else None,
                 sum_to(grad * a, b_shape) if a is not None else None)
+# END EXERCISE 1
 
 
 class Div(Function):
@@ -213,20 +222,26 @@ class PowScalarBase(Function):
 
 # --- unary -----------------------------------------------------------------------------------
 
+# BEGIN EXERCISE 1
 class Exp(Function):
+    """d exp(a)/da = exp(a): the backward needs the output, so torch saves the *result*, not the input."""
+
     node_name = "ExpBackward0"
     saved_names = ("result",)
 
     @staticmethod
     def forward(ctx, a):
+        """Save the result (the storage you return) and return it."""
         result = a._data.exp()
         ctx.save_for_backward(result)
         return result
 
     @staticmethod
     def backward(ctx, grad):
+        """The gradient for a, from the saved result."""
         (result,) = ctx.saved_tensors
         return grad * result
+# END EXERCISE 1
 
 
 class Log(Function):
@@ -379,18 +394,25 @@ def _normalize_dims(dim, ndim):
     return tuple(d % ndim if ndim else 0 for d in dims)
 
 
+# BEGIN EXERCISE 1
 class SumDim(Function):
+    """``a.sum(dim, keepdim)``: every summed element gets the gradient of its sum. Only shapes are
+    needed, so it saves no tensor (a second backward through it works)."""
+
     node_name = "SumBackward1"
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
+        """Remember what backward needs (shapes, dims) as ctx attributes; return the sum's storage."""
         result = a._data.sum(dim, keepdim=keepdim)
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, _normalize_dims(dim, a.dim()), keepdim
         return result
 
     @staticmethod
     def backward(ctx, grad):
+        """The gradient for a (broadcast back over the summed dims), None for dim and keepdim."""
         return _keep_dims(grad, ctx.dims, ctx.keepdim).expand(ctx.shape), None, None
+# END EXERCISE 1
 
 
 class Mean(Function):
@@ -462,23 +484,6 @@ class MaxDim(Function):
 
 # --- linear algebra --------------------------------------------------------------------------
 
-class Mm(Function):
-    node_name = "MmBackward0"
-    saved_names = ("self", "mat2")
-
-    @staticmethod
-    def forward(ctx, a, b):
-        need_a, need_b = ctx.needs_input_grad
-        ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        ctx.mat2_layout = b._data.stride()
-        return a._data.mm(b._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        return (grad.mm(b.t()) if b is not None else None, mat2_grad(grad, a, ctx.mat2_layout) if a is not None else None)
-
-
 def mat2_grad(grad, mat1, mat2_strides):
     """mat1.T @ grad, laid out like mat2 (as torch's mm_mat2_backward does).
 
@@ -488,6 +493,31 @@ def mat2_grad(grad, mat1, mat2_strides):
     if mat2_strides[0] == 1 and mat2_strides[1] != 1:
         return grad.t().mm(mat1).t()
     return mat1.t().mm(grad)
+
+
+# BEGIN EXERCISE 1
+class Mm(Function):
+    """``a @ b`` for matrices: grad_a = grad @ b.T needs b, grad_b = a.T @ grad needs a. As for mul,
+    torch saves each only if the other input needs a gradient."""
+
+    node_name = "MmBackward0"
+    saved_names = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        """Save (self, mat2), each or None; keep b's strides in ctx.mat2_layout for mat2_grad."""
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.mat2_layout = b._data.stride()
+        return a._data.mm(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        """Gradients for (a, b), or None where not needed; b's is ``mat2_grad(grad, a, ctx.mat2_layout)``."""
+        a, b = ctx.saved_tensors
+        return (grad.mm(b.t()) if b is not None else None,
+                mat2_grad(grad, a, ctx.mat2_layout) if a is not None else None)
+# END EXERCISE 1
 
 
 class Mv(Function):

@@ -1,0 +1,127 @@
+"""Pictures of the backward graph for the lessons: ``draw(loss)`` and ``saved_state(node)``.
+
+Works with tensors of either library. The graph is walked and laid out with loops, not recursion,
+because the graphs the course builds can be deeper than Python's recursion limit.
+"""
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
+
+from minigrad.function import _FREED, Node, SavedTensor
+
+STYLE = {  # what a minigrad node still holds, as fill colour and hatch
+    "held": dict(facecolor="#f5a623", hatch=None),
+    "freed": dict(facecolor="#d0d0d0", hatch="///"),
+    "nothing": dict(facecolor="white", hatch=None),
+}
+TORCH_STYLE = dict(facecolor="#dbe9f6", hatch=None)  # torch keeps this state in C++: no marker
+
+
+def saved_state(node):
+    """'held', 'freed' or 'nothing': what a minigrad node keeps for its backward right now.
+
+    ``BackwardFunction._saved`` has one entry per tensor the op could save: ``None`` (not needed),
+    a ``SavedTensor`` (held) or ``_FREED`` (dropped by a backward without retain_graph). Nodes with
+    no ``_saved`` (AccumulateGrad) or only ``None`` entries (add, sum) save nothing: a graph made
+    only of those can be backpropagated any number of times.
+    """
+    if not isinstance(node, Node):
+        raise TypeError(f"saved_state reads minigrad nodes; got {type(node).__name__} (torch keeps this in C++)")
+    saved = getattr(node, "_saved", None) or ()
+    if any(s is _FREED for s in saved):
+        return "freed"
+    if any(isinstance(s, SavedTensor) for s in saved):
+        return "held"
+    return "nothing"
+
+
+def _label(node):
+    """The node's name as torch prints it, shortened; a leaf's box also shows its tensor's shape."""
+    name = node.name().replace("torch::autograd::", "")
+    variable = getattr(node, "variable", None)
+    return f"{name}\n{list(variable.shape)}" if variable is not None else name
+
+
+def _walk(roots):
+    """Every node below ``roots`` once (a shared node is one node), and each node's depth.
+
+    Depth is the longest path from a root, found in topological order (Kahn's algorithm), so every
+    arrow points down even when a node is reached by paths of different lengths.
+    """
+    nodes, stack = [], list(roots)
+    seen = set(map(id, stack))
+    while stack:  # 1. discover the nodes, count the edges into each
+        node = stack.pop()
+        nodes.append(node)
+        for child, _ in node.next_functions:
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    indegree = {id(n): 0 for n in nodes}
+    for node in nodes:
+        for child, _ in node.next_functions:
+            if child is not None:
+                indegree[id(child)] += 1
+    depth = {id(n): 0 for n in nodes}
+    ready = [n for n in nodes if indegree[id(n)] == 0]
+    while ready:  # 2. a node's depth is final once every edge into it has been seen
+        node = ready.pop()
+        for child, _ in node.next_functions:
+            if child is not None:
+                depth[id(child)] = max(depth[id(child)], depth[id(node)] + 1)
+                indegree[id(child)] -= 1
+                if indegree[id(child)] == 0:
+                    ready.append(child)
+    return nodes, depth
+
+
+def draw(*tensors, ax=None, title=None):
+    """Draw the backward graph(s) below ``tensors``: one box per node, arrows along next_functions.
+
+    Several tensors share one picture, so a subgraph they have in common is drawn once. Minigrad
+    boxes are coloured by ``saved_state``: orange = saved tensors held, grey hatched = freed,
+    white = saves nothing. Torch boxes are light blue (torch does not show this state). Edges to
+    ``None`` (an input that needs no gradient, such as the 2 in ``x * 2``) are not drawn.
+    """
+    roots = []
+    for t in tensors:
+        if t.grad_fn is not None and all(t.grad_fn is not r for r in roots):
+            roots.append(t.grad_fn)
+    nodes, depth = _walk(roots)
+    layers = {}
+    for node in nodes:
+        layers.setdefault(depth[id(node)], []).append(node)
+    pos = {}
+    for d in sorted(layers):  # order a layer by where its parents are, to cut crossings
+        parents_x = {id(n): [] for n in layers[d]}
+        for parent in (n for n in nodes if depth[id(n)] < d):
+            for child, _ in parent.next_functions:
+                if child is not None and id(child) in parents_x:
+                    parents_x[id(child)].append(pos[id(parent)][0])
+        layer = sorted(layers[d], key=lambda n: sum(parents_x[id(n)]) / max(len(parents_x[id(n)]), 1))
+        for i, node in enumerate(layer):
+            pos[id(node)] = (i - (len(layer) - 1) / 2, -d)
+    width = max((len(v) for v in layers.values()), default=1)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(4.0, 2.6 * width), 0.3 + 1.1 * max(len(layers), 1)))
+    boxes = {}
+    for node in nodes:
+        style = STYLE[saved_state(node)] if isinstance(node, Node) else TORCH_STYLE
+        boxes[id(node)] = ax.text(*pos[id(node)], _label(node), ha="center", va="center", fontsize=9, zorder=2,
+                                  bbox=dict(boxstyle="round,pad=0.4", edgecolor="black", **style))
+    for node in nodes:
+        for k, (child, _) in enumerate(node.next_functions):
+            if child is None:
+                continue
+            repeat = sum(c is child for c, _ in node.next_functions[:k])  # y * y: two edges, two curves
+            ax.annotate("", xy=pos[id(child)], xytext=pos[id(node)], zorder=1, arrowprops=dict(
+                arrowstyle="-|>", color="black", connectionstyle=f"arc3,rad={0.25 * repeat}",
+                patchA=boxes[id(node)].get_bbox_patch(), patchB=boxes[id(child)].get_bbox_patch()))
+    if any(isinstance(n, Node) for n in nodes):
+        ax.legend(handles=[Patch(edgecolor="black", label=f"saved: {k}", **v) for k, v in STYLE.items()],
+                  loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    ax.set_xlim(-width / 2 - 0.2, width / 2 + 0.2)
+    ax.set_ylim(-max(layers, default=0) - 0.5, 0.5)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
