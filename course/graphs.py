@@ -9,11 +9,12 @@ from matplotlib.patches import Patch
 from minigrad.function import _FREED, Node, SavedTensor
 
 STYLE = {  # what a minigrad node still holds, as fill colour and hatch
-    "held": dict(facecolor="#f5a623", hatch=None),
-    "freed": dict(facecolor="#d0d0d0", hatch="///"),
-    "nothing": dict(facecolor="white", hatch=None),
+    "held": {"facecolor": "#f5a623", "edgecolor": "black", "hatch": None},
+    "freed": {"facecolor": "#e4e4e4", "edgecolor": "#8c8c8c", "hatch": "//"},
+    "nothing": {"facecolor": "white", "edgecolor": "black", "hatch": None},
 }
-TORCH_STYLE = dict(facecolor="#dbe9f6", hatch=None)  # torch keeps this state in C++: no marker
+# torch keeps what a node saved in C++ and shows no such state: its boxes are plain light blue
+TORCH_STYLE = {"facecolor": "#dbe9f6", "edgecolor": "black", "hatch": None}
 
 
 def saved_state(node):
@@ -47,12 +48,12 @@ def _walk(roots):
     Depth is the longest path from a root, found in topological order (Kahn's algorithm), so every
     arrow points down even when a node is reached by paths of different lengths.
     """
-    nodes, stack = [], list(roots)
+    nodes, stack = [], list(reversed(roots))  # popped in the order given: first root on the left
     seen = set(map(id, stack))
-    while stack:  # 1. discover the nodes, count the edges into each
+    while stack:  # 1. discover the nodes
         node = stack.pop()
         nodes.append(node)
-        for child, _ in node.next_functions:
+        for child, _ in reversed(node.next_functions):
             if child is not None and id(child) not in seen:
                 seen.add(id(child))
                 stack.append(child)
@@ -90,16 +91,14 @@ def draw(*tensors, ax=None, title=None):
     layers = {}
     for node in nodes:
         layers.setdefault(depth[id(node)], []).append(node)
-    pos = {}
-    for d in sorted(layers):  # order a layer by where its parents are, to cut crossings
-        parents_x = {id(n): [] for n in layers[d]}
-        for parent in (n for n in nodes if depth[id(n)] < d):
-            for child, _ in parent.next_functions:
-                if child is not None and id(child) in parents_x:
-                    parents_x[id(child)].append(pos[id(parent)][0])
+    pos, parents_x = {}, {id(n): [] for n in nodes}
+    for d in sorted(layers):  # place a node under the mean x of its parents, to cut crossings
         layer = sorted(layers[d], key=lambda n: sum(parents_x[id(n)]) / max(len(parents_x[id(n)]), 1))
         for i, node in enumerate(layer):
             pos[id(node)] = (i - (len(layer) - 1) / 2, -d)
+            for child, _ in node.next_functions:
+                if child is not None:
+                    parents_x[id(child)].append(pos[id(node)][0])
     width = max((len(v) for v in layers.values()), default=1)
     if ax is None:
         _, ax = plt.subplots(figsize=(max(4.0, 2.6 * width), 0.3 + 1.1 * max(len(layers), 1)))
@@ -107,18 +106,18 @@ def draw(*tensors, ax=None, title=None):
     for node in nodes:
         style = STYLE[saved_state(node)] if isinstance(node, Node) else TORCH_STYLE
         boxes[id(node)] = ax.text(*pos[id(node)], _label(node), ha="center", va="center", fontsize=9, zorder=2,
-                                  bbox=dict(boxstyle="round,pad=0.4", edgecolor="black", **style))
-    for node in nodes:
+                                  bbox=dict(boxstyle="round,pad=0.4", **style))
+    for node in nodes:  # arrows above the boxes: drawn after them, they are clipped at the placed boxes
         for k, (child, _) in enumerate(node.next_functions):
             if child is None:
                 continue
             repeat = sum(c is child for c, _ in node.next_functions[:k])  # y * y: two edges, two curves
-            ax.annotate("", xy=pos[id(child)], xytext=pos[id(node)], zorder=1, arrowprops=dict(
-                arrowstyle="-|>", color="black", connectionstyle=f"arc3,rad={0.25 * repeat}",
-                patchA=boxes[id(node)].get_bbox_patch(), patchB=boxes[id(child)].get_bbox_patch()))
+            ax.annotate("", xy=pos[id(child)], xytext=pos[id(node)], zorder=3, arrowprops={
+                "arrowstyle": "-|>", "color": "black", "connectionstyle": f"arc3,rad={0.3 * repeat}",
+                "patchA": boxes[id(node)].get_bbox_patch(), "patchB": boxes[id(child)].get_bbox_patch()})
     if any(isinstance(n, Node) for n in nodes):
-        ax.legend(handles=[Patch(edgecolor="black", label=f"saved: {k}", **v) for k, v in STYLE.items()],
-                  loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+        ax.legend(handles=[Patch(label=f"saved: {k}", **v) for k, v in STYLE.items()], ncol=3,
+                  loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, frameon=False)
     ax.set_xlim(-width / 2 - 0.2, width / 2 + 0.2)
     ax.set_ylim(-max(layers, default=0) - 0.5, 0.5)
     ax.axis("off")

@@ -34,8 +34,10 @@ def compute_dependencies(root_nodes):
                 seen.add(next_node)
                 stack.append(next_node)
     return dependencies
+# END EXERCISE 2
 
 
+# BEGIN EXERCISE 2
 def backprop(roots, root_grads, call):
     """Send ``root_grads`` into the edges ``roots`` and run every node they reach, once, in torch's order.
 
