@@ -111,9 +111,10 @@ def draw(*tensors, ax=None, title=None):
         for k, (child, _) in enumerate(node.next_functions):
             if child is None:
                 continue
-            repeat = sum(c is child for c, _ in node.next_functions[:k])  # y * y: two edges, two curves
+            twins = sum(c is child for c, _ in node.next_functions)  # y * y: two edges to one node,
+            bend = 0.2 * (2 * sum(c is child for c, _ in node.next_functions[:k]) - twins + 1)  # two arcs
             ax.annotate("", xy=pos[id(child)], xytext=pos[id(node)], zorder=3, arrowprops={
-                "arrowstyle": "-|>", "color": "black", "connectionstyle": f"arc3,rad={0.3 * repeat}",
+                "arrowstyle": "-|>", "color": "black", "connectionstyle": f"arc3,rad={bend}",
                 "patchA": boxes[id(node)].get_bbox_patch(), "patchB": boxes[id(child)].get_bbox_patch()})
     if any(isinstance(n, Node) for n in nodes):
         ax.legend(handles=[Patch(label=f"saved: {k}", **v) for k, v in STYLE.items()], ncol=3,

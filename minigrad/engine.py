@@ -11,7 +11,7 @@ means: hooks, autograd.grad's captures, ``node.apply`` and freeing what the node
 """
 import heapq
 
-from . import grad_mode
+from . import grad_mode, ops
 from .function import AccumulateGrad
 
 
@@ -109,6 +109,33 @@ def _call_pre_hooks(node, grads):
     return grads
 
 
+def validate_outputs(node, grads):
+    """Check what a node returned, as torch's engine does: one gradient per edge, each shaped like
+    its input or like a broadcast of it (then reduced to the input's shape with ``sum_to``)."""
+    if len(grads) != len(node.next_functions):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(node.next_functions)}, got {len(grads)})")
+    shapes = node._input_shapes
+    if not shapes:
+        return grads
+    checked = []
+    for index, (grad, shape) in enumerate(zip(grads, shapes)):
+        if grad is not None and grad.shape != shape:
+            if not _expandable(shape, grad.shape):
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                                   f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+            grad = ops.sum_to(grad, shape)
+        checked.append(grad)
+    return checked
+
+
+def _expandable(shape, target):
+    """Whether a tensor of ``shape`` broadcasts to ``target``."""
+    if len(shape) > len(target):
+        return False
+    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
@@ -129,7 +156,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                 return (None,) * len(node.next_functions)
         if all(grad is None for grad in grads):
             return (None,) * len(node.next_functions)
-        outputs = node.apply(*grads)
+        outputs = validate_outputs(node, node.apply(*grads))
         if not retain_graph:
             node._release_saved()
         return outputs

@@ -28,11 +28,13 @@ _sequence_nr = itertools.count()
 class Node:
     """A backward function: what a tensor's ``grad_fn`` points to.
 
-    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op; the engine
-    runs nodes newest-first by ``_sequence_nr``, as torch's ready queue does.
+    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op and
+    ``_input_shapes`` the shapes those inputs had; the engine runs nodes newest-first by
+    ``_sequence_nr``, as torch's ready queue does.
     """
 
     __slots__ = ("next_functions", "_sequence_nr", "_tensor_pre_hooks", "_retains_grad_hooks", "__weakref__")
+    _input_shapes = ()
 
     def __init__(self):
         self.next_functions = ()
@@ -50,7 +52,9 @@ class Node:
         """Drop the saved tensors (what retain_graph=False frees). Nodes that save nothing have nothing to do."""
 
     def __call__(self, *grads):
-        return self.apply(*grads)
+        """Calling a node by hand, as ``y.grad_fn(grad)`` in torch: one input gives a tensor, several a tuple."""
+        result = self.apply(*grads)
+        return result[0] if len(result) == 1 else result
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
@@ -171,7 +175,7 @@ _TYPE_NAMES = {
 class BackwardFunction(Node):
     """The node (and ``ctx``) a Function builds: saves tensors, then runs the Function's backward."""
 
-    __slots__ = ("needs_input_grad", "_to_save", "_saved", "_input_positions", "__dict__")
+    __slots__ = ("needs_input_grad", "_to_save", "_saved", "_input_positions", "_input_shapes", "__dict__")
 
     def __init__(self):
         Node.__init__(self)
@@ -274,6 +278,7 @@ class Function:
             result._is_inference, result._version_counter = True, None
         if record:
             ctx.next_functions = tuple([a._gradient_edge() for a in args if isinstance(a, Tensor)])
+            ctx._input_shapes = tuple([a._data.shape for a in args if isinstance(a, Tensor)])
             if len(ctx.next_functions) != len(args):
                 ctx._input_positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
             ctx._saved = tuple([None if t is None else SavedTensor(result, True) if t is out or t is result

@@ -12,7 +12,10 @@ from .tensor import Tensor
 
 # BEGIN EXERCISE 1
 def sum_to(grad, shape):
-    """Reduce a gradient of a broadcast result back to the shape of the input that was broadcast."""
+    """Reduce a gradient shaped like a broadcast result to the shape of the input that was broadcast.
+
+    The engine applies it to every gradient a node returns (as torch's validate_outputs does).
+    """
     if grad.shape == shape:
         return grad
     lead = grad.dim() - len(shape)
@@ -37,14 +40,12 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (a.shape, b.shape)
         return a._data + b._data
 
     @staticmethod
     def backward(ctx, grad):
-        a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad, a_shape) if need_a else None, sum_to(grad, b_shape) if need_b else None)
+        return (grad if need_a else None, grad if need_b else None)
 
 
 class Sub(Function):
@@ -52,14 +53,12 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = (a.shape, b.shape)
         return a._data - b._data
 
     @staticmethod
     def backward(ctx, grad):
-        a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad
-        return (sum_to(grad, a_shape) if need_a else None, sum_to(-grad, b_shape) if need_b else None)
+        return (grad if need_a else None, -grad if need_b else None)
 
 
 class Rsub(Function):
@@ -90,16 +89,14 @@ class Mul(Function):
         """Save (self, other), each or None, with ctx.save_for_backward; return the product's storage."""
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
-        ctx.shapes = (a.shape, b.shape)
         return a._data * b._data
 
     @staticmethod
     def backward(ctx, grad):
-        """Gradients for (a, b), each reduced to its input's shape, or None where it is not needed."""
+        """Gradients for (a, b), or None where one is not needed. Like torch, leave them shaped like
+        the broadcast result: the engine reduces each to its input's shape (with ``sum_to``)."""
         a, b = ctx.saved_tensors
-        a_shape, b_shape = ctx.shapes
-        return (sum_to(grad * b, a_shape) if b is not None else None,
-                sum_to(grad * a, b_shape) if a is not None else None)
+        return (grad * b if b is not None else None, grad * a if a is not None else None)
 # END EXERCISE 1
 
 
@@ -112,16 +109,13 @@ class Div(Function):
     def forward(ctx, a, b):
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b)
-        ctx.shapes = (a.shape, b.shape)
         return a._data / b._data
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        a_shape, b_shape = ctx.shapes
-        return (sum_to(grad / b, a_shape) if need_a else None,
-                sum_to(-grad * a / (b * b), b_shape) if need_b else None)
+        return (grad / b if need_a else None, -grad * a / (b * b) if need_b else None)
 
 
 class Reciprocal(Function):
@@ -183,19 +177,17 @@ class PowTensor(Function):
     def forward(ctx, a, b):
         result = a._data ** b._data
         ctx.save_for_backward(a, b, result)
-        ctx.shapes = (a.shape, b.shape)
         return result
 
     @staticmethod
     def backward(ctx, grad):
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        a_shape, b_shape = ctx.shapes
-        grad_a = sum_to(grad * b * a ** (b - 1), a_shape) if need_a else None
+        grad_a = grad * b * a ** (b - 1) if need_a else None
         grad_b = None
         if need_b:
             safe_log = a.log() * _constant(((a._data != 0) | (b._data < 0)).to(result.dtype))
-            grad_b = sum_to(grad * result * safe_log, b_shape)
+            grad_b = grad * result * safe_log
         return grad_a, grad_b
 
 
@@ -563,14 +555,14 @@ class Addmm(Function):
     def forward(ctx, bias, mat1, mat2):
         _, need_1, need_2 = ctx.needs_input_grad
         ctx.save_for_backward(mat1 if need_2 else None, mat2 if need_1 else None)
-        ctx.bias_shape, ctx.mat2_layout = bias.shape, mat2._data.stride()
+        ctx.mat2_layout = mat2._data.stride()
         return torch.addmm(bias._data, mat1._data, mat2._data)
 
     @staticmethod
     def backward(ctx, grad):
         mat1, mat2 = ctx.saved_tensors
         need_bias = ctx.needs_input_grad[0]
-        return (sum_to(grad, ctx.bias_shape) if need_bias else None,
+        return (grad if need_bias else None,
                 grad.mm(mat2.t()) if mat2 is not None else None,
                 mat2_grad(grad, mat1, ctx.mat2_layout) if mat1 is not None else None)
 
@@ -844,6 +836,10 @@ class AsStridedBackward0(Node):
         self.next_functions = (base._gradient_edge(),)
         self.geometries = _geometry(base), _geometry(view)
 
+    @property
+    def _input_shapes(self):
+        return (torch.Size(self.geometries[0][0]),)
+
     def apply(self, grad):
         return (AsStridedScatter.apply(grad, *self.geometries),)
 
@@ -855,13 +851,14 @@ class CopySlices(Node):
     through ``fn``, whose other inputs receive their gradients as usual.
     """
 
-    __slots__ = ("fn", "geometries")
+    __slots__ = ("fn", "geometries", "_input_shapes")
 
     def __init__(self, base_edge, fn, base, view):
         Node.__init__(self)
         self.next_functions = (base_edge,) + fn.next_functions[1:]
         self.fn = fn
         self.geometries = _geometry(base), _geometry(view)
+        self._input_shapes = (base.shape,) + fn._input_shapes[1:]
 
     def name(self):
         return "torch::autograd::CopySlices"
@@ -955,5 +952,4 @@ class MseLoss(Function):
         need_a, need_target = ctx.needs_input_grad[:2]
         scale = 2 / a.numel() if ctx.reduction == "mean" else 2
         grad_a = grad * scale * (a - target)
-        return (sum_to(grad_a, a.shape) if need_a else None,
-                sum_to(-grad_a, target.shape) if need_target else None, None)
+        return grad_a if need_a else None, -grad_a if need_target else None, None

@@ -1,0 +1,87 @@
+"""``python -m grader build [--check]``: derive everything that comes from minigrad/ and the specs.
+
+For each exercise grader/exercises/exN_name.py:
+  solutions/exN_name/exN_name.ipynb   the nbgrader source notebook (parts' solutions + the spec's tests)
+  solutions/exN_name/minigrad/        the staged package: parts of exercise N and later are stubs
+  exercises/exN_name/                 the student release, made by nbgrader's generate_assignment
+
+``--check`` builds into a scratch copy and fails if any committed derived file differs.
+"""
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from .notebooks import build_notebook
+from .parts import find_parts, stage_package
+
+ROOT = Path(__file__).resolve().parent.parent
+DERIVED = ("solutions", "exercises")
+
+
+def exercise_specs(root):
+    return sorted((root / "grader" / "exercises").glob("ex*.py"))
+
+
+def exercise_number(spec):
+    return int(spec.stem.split("_")[0][2:])
+
+
+def nbgrader_env(root):
+    """nbgrader finds grader/nbgrader_config.py through the Jupyter config path."""
+    env = dict(os.environ)
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(root / "grader"), env.get("JUPYTER_CONFIG_PATH")]))
+    return env
+
+
+def build(root=ROOT):
+    parts = {part.name: part for part in find_parts(root / "minigrad")}
+    for spec in exercise_specs(root):
+        name = spec.stem
+        source = root / "solutions" / name
+        source.mkdir(parents=True, exist_ok=True)
+        stage_package(root / "minigrad", source / "minigrad", exercise_number(spec))
+        nbformat.write(build_notebook(spec.read_text(), parts), source / f"{name}.ipynb")
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force", "--no-db",
+                        "--log-level=WARN"], cwd=root, env=nbgrader_env(root), check=True)
+        for notebook_path in (root / "exercises" / name).glob("*.ipynb"):
+            _fix_cell_ids(notebook_path)
+
+
+def _fix_cell_ids(path):
+    """nbgrader gives cells new random ids on every run; give them back stable ones."""
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        cell.id = cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell-{index}"
+    nbformat.write(notebook, path)
+
+
+def check(root=ROOT):
+    """Build into a scratch copy; return the derived files that differ from the committed ones."""
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        for folder in ("minigrad", "grader"):
+            shutil.copytree(root / folder, scratch / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        build(scratch)
+        return sorted(set(_differences(root, scratch)))
+
+
+def _differences(root, scratch):
+    for folder in DERIVED:
+        committed, fresh = _files(root / folder), _files(scratch / folder)
+        for relative in committed ^ fresh:
+            yield f"{folder}/{relative}"
+        for relative in committed & fresh:
+            if not filecmp.cmp(root / folder / relative, scratch / folder / relative, shallow=False):
+                yield f"{folder}/{relative}"
+
+
+def _files(folder):
+    """The derived files under a folder (the READMEs there are written by hand)."""
+    return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+            and p.name != "README.md"}

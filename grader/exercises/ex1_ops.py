@@ -1,0 +1,192 @@
+# %% markdown
+# # Exercise 1 — ops: forward, backward, and what each one saves
+#
+# *Lesson: `course/01_the_graph.ipynb`.*
+#
+# Every op in minigrad is a `Function` (like `torch.autograd.Function`): `forward(ctx, ...)` computes
+# the result on storage (plain torch tensors, `a._data`) and saves what the backward will need with
+# `ctx.save_for_backward(...)`; `backward(ctx, grad)` turns the gradient of the output into one
+# gradient per input, written with minigrad ops. The `ctx` *is* the node you see as `y.grad_fn`.
+#
+# You write five parts, in this order: `SumDim`, `sum_to`, `Mul`, `Exp` and `Mm`. The graded tests build the same
+# small graphs with PyTorch and with your minigrad, **call the nodes by hand** (`y.grad_fn(grad)`),
+# and compare values, gradients, and what each node saved (`y.grad_fn._saved_self`, ...). torch saves
+# only what the backward needs: match it exactly.
+#
+# Useful: `ctx.needs_input_grad` (one bool per forward argument), `a._data` (the storage of a
+# minigrad tensor), `ctx.saved_tensors`. Check your work with **Validate**.
+# %% locked setup
+import torch
+
+import minigrad
+from minigrad.function import Function
+from minigrad.ops import _keep_dims, _normalize_dims, mat2_grad
+from minigrad.testing import check
+
+# %% markdown
+# ## Part 1 — `SumDim`
+# `y = a.sum(dim, keepdim)`. Every element that went into a sum gets that sum's gradient: put the
+# summed dimensions back (`_keep_dims`) and broadcast to the input's shape (`expand`). No tensor is
+# needed, only shapes: store them on `ctx` as plain attributes. `_normalize_dims(dim, a.dim())` turns
+# `dim` (an int, negative ints, or a tuple) into a tuple of non-negative ints.
+# %% part SumDim
+# %% locked plug-SumDim
+minigrad.ops.SumDim = SumDim
+# %% tests test-SumDim 2
+def sum_graph(lib, shape, dim, keepdim):
+    lib.manual_seed(2)
+    a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
+    y = a.sum(dim, keepdim=keepdim)
+    grad = lib.arange(float(y.numel()), dtype=lib.float64).reshape(tuple(y.shape))
+    return {"y": y, "node": y.grad_fn, "grad": y.grad_fn(grad)}
+
+
+check("a.sum(0)", sum_graph, (2, 3), 0, False)
+check("a.sum(1, keepdim=True)", sum_graph, (2, 3), 1, True)
+### BEGIN HIDDEN TESTS
+check("a.sum(-1)", sum_graph, (2, 3, 4), -1, False)
+check("a.sum((0, 2))", sum_graph, (2, 3, 4), (0, 2), False)
+check("a.sum((0, 2), keepdim=True)", sum_graph, (2, 3, 4), (0, 2), True)
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 2 — `sum_to`
+# Broadcasting makes a `(3,)` tensor act as `(2, 3)`. Its gradient must come back as `(3,)`: sum the
+# gradient over the dimensions broadcasting added (leading ones) or stretched (size 1 in `shape`).
+# torch calls this `sum_to_size`. Use minigrad ops (`grad.sum(dims, keepdim=...)`, your `SumDim`) so the result
+# stays differentiable.
+# %% part sum_to
+# %% locked plug-sum_to
+minigrad.ops.sum_to = sum_to
+# %% tests test-sum_to 2
+def reduce_to(lib, grad_shape, shape):
+    grad = lib.arange(float(torch.Size(grad_shape).numel()), dtype=lib.float64).reshape(grad_shape)
+    return sum_to(grad, torch.Size(shape)) if lib is minigrad else grad.sum_to_size(shape)
+
+
+for grad_shape, shape in [((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 3))]:
+    check(f"sum_to {grad_shape} -> {shape}", reduce_to, grad_shape, shape)
+### BEGIN HIDDEN TESTS
+for grad_shape, shape in [((4, 2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((5,), ()), ((2, 1, 3), (1, 1, 1))]:
+    check(f"sum_to {grad_shape} -> {shape}", reduce_to, grad_shape, shape)
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 3 — `Mul`
+# `y = a * b`. Which tensors must the node keep? The gradient for `a` is `grad * b` and the gradient
+# for `b` is `grad * a`: keep `b` only if `a` needs a gradient, and `a` only if `b` does (this is the
+# puzzle of the forum thread "Which is freed, which is not?"). Remember the input shapes for `sum_to`.
+# %% part Mul
+# %% locked plug-Mul
+minigrad.ops.Mul = Mul
+# %% code
+# Try it: compare with torch by hand, e.g.
+# a = minigrad.ones(2, requires_grad=True); y = a * 3; y.grad_fn._saved_other
+# %% tests test-Mul-saved 3
+def mul_graph(lib, a_shape, b_shape, a_grad, b_grad):
+    """The product's values, its node, what the node saved, and the node called by hand."""
+    lib.manual_seed(0)
+    a = lib.randn(a_shape, dtype=lib.float64, requires_grad=a_grad)
+    b = lib.randn(b_shape, dtype=lib.float64, requires_grad=b_grad)
+    y = a * b
+    grad = lib.full(tuple(y.shape), 0.5, dtype=lib.float64)
+    return {"y": y, "node": y.grad_fn, "saved self": y.grad_fn._saved_self,
+            "saved other": y.grad_fn._saved_other, "grads": y.grad_fn(grad)}
+
+
+check("a * b, only a requires grad", mul_graph, (3,), (3,), True, False)
+check("a * b, only b requires grad", mul_graph, (3,), (3,), False, True)
+check("a * b, both require grad", mul_graph, (2, 3), (2, 3), True, True)
+### BEGIN HIDDEN TESTS
+check("a * b, only b requires grad, 2-D", mul_graph, (2, 2), (2, 2), False, True)
+
+
+def times_two(lib):
+    """``a * 2``: torch wraps the 2 in a tensor and saves it; ``self`` is not needed."""
+    y = lib.ones(2, requires_grad=True) * 2
+    return y.grad_fn._saved_other, y.grad_fn._saved_self
+
+
+check("a * 2 (a Python number is saved as a tensor)", times_two)
+### END HIDDEN TESTS
+
+# %% tests test-Mul-broadcast 3
+check("a * b broadcast (2, 3) * (3,)", mul_graph, (2, 3), (3,), True, True)
+check("a * b broadcast (2, 1) * (1, 3)", mul_graph, (2, 1), (1, 3), True, True)
+### BEGIN HIDDEN TESTS
+check("a * b broadcast (4, 1, 3) * (2, 1)", mul_graph, (4, 1, 3), (2, 1), True, True)
+check("a * b broadcast () * (2, 3)", mul_graph, (), (2, 3), True, True)
+check("a * b broadcast (3,) * (2, 3), only a", mul_graph, (3,), (2, 3), True, False)
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 4 — `Exp`
+# `y = a.exp()`. Its derivative is `exp(a)` itself, so torch saves the **result** rather than the
+# input. Save the storage you return (`ctx.save_for_backward(result)`): minigrad recognises it as the
+# node's own output and gives it back in `backward` as a tensor whose `grad_fn` is this very node.
+# %% part Exp
+# %% locked plug-Exp
+minigrad.ops.Exp = Exp
+# %% tests test-Exp 2
+def exp_graph(lib, shape):
+    lib.manual_seed(1)
+    a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
+    y = a.exp()
+    grad = lib.full(tuple(y.shape), 2.0, dtype=lib.float64)
+    return {"y": y, "node": y.grad_fn, "saved result": y.grad_fn._saved_result, "grad": y.grad_fn(grad)}
+
+
+check("a.exp()", exp_graph, (3,))
+### BEGIN HIDDEN TESTS
+check("a.exp(), 2-D", exp_graph, (2, 2))
+
+
+def exp_result_edited(lib):
+    """Editing the result in place must trip the version check: proof that the result was saved."""
+    a = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    y = a.exp()
+    with lib.no_grad():
+        y.add_(1)
+    return y.grad_fn(lib.ones(3, dtype=lib.float64))
+
+
+check("a.exp() whose result is edited in place", exp_result_edited)
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 5 — `Mm`
+# `y = a @ b` for two matrices. `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`:
+# save like `Mul`. For `grad_b` call the given `mat2_grad(grad, a, ctx.mat2_layout)`: it computes
+# `a.T @ grad` laid out like `b` (for `nn.Linear`, `b` is `weight.t()`, and this keeps
+# `weight.grad` contiguous, as torch does).
+# %% part Mm
+# %% locked plug-Mm
+minigrad.ops.Mm = Mm
+# %% tests test-Mm 3
+def mm_graph(lib, a_shape, b_shape, a_grad, b_grad):
+    lib.manual_seed(3)
+    a = lib.randn(a_shape, dtype=lib.float64, requires_grad=a_grad)
+    b = lib.randn(b_shape, dtype=lib.float64, requires_grad=b_grad)
+    y = a @ b
+    grad = lib.full(tuple(y.shape), 1.5, dtype=lib.float64)
+    return {"y": y, "node": y.grad_fn, "saved self": y.grad_fn._saved_self,
+            "saved mat2": y.grad_fn._saved_mat2, "grads": y.grad_fn(grad)}
+
+
+check("a @ b, both require grad", mm_graph, (2, 3), (3, 4), True, True)
+check("a @ b, only b requires grad", mm_graph, (2, 3), (3, 2), False, True)
+### BEGIN HIDDEN TESTS
+check("a @ b, only a requires grad", mm_graph, (4, 2), (2, 3), True, False)
+
+
+def linear_weight_grad(lib):
+    """nn.Linear runs addmm with weight.t(); mm with weight.t() must give the weight its gradient."""
+    lib.manual_seed(4)
+    weight = lib.randn(3, 2, dtype=lib.float64, requires_grad=True)
+    x = lib.randn(5, 2, dtype=lib.float64)
+    y = x @ weight.t()
+    return y.grad_fn(lib.ones(5, 3, dtype=lib.float64))
+
+
+check("x @ weight.t()", linear_weight_grad)
+### END HIDDEN TESTS

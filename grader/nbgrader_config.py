@@ -1,0 +1,28 @@
+"""nbgrader's configuration for the course (found through JUPYTER_CONFIG_PATH=grader, which
+``./run`` and ``python -m grader`` set).
+
+Sources (solutions + visible + hidden tests) live in solutions/, the student release in
+exercises/; the gradebook, the exchange and the collected, autograded and feedback folders live
+under the git-ignored .course/ at the repository root.
+"""
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATE = os.path.join(ROOT, ".course")
+
+c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
+
+c.CourseDirectory.course_id = "minigrad"
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.submitted_directory = os.path.join(".course", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join(".course", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join(".course", "feedback")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(STATE, "gradebook.db")
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "*.pyc"]
+c.Exchange.root = os.path.join(STATE, "exchange")
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.OverwriteCells.add_missing_cells = True
+c.ExecutePreprocessor.timeout = 120

@@ -1,0 +1,57 @@
+"""Exercise notebooks from text: grader/exercises/<id>.py holds the prose and the tests, the marked
+parts of minigrad hold the solutions. A spec is a Python file cut into cells by header lines:
+
+    # %% markdown              prose (each line's leading "# " is dropped)
+    # %% code                  a code cell the learner may edit
+    # %% locked NAME           a read-only code cell (nbgrader locks it)
+    # %% part NAME             the solution cell of the marked part NAME (its body in the spec is empty)
+    # %% tests NAME POINTS     a graded test cell; hidden tests go between nbgrader's HIDDEN TESTS markers
+"""
+import re
+
+import nbformat
+
+from .parts import solution_cell
+
+HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|tests)(?: (?P<args>.*))?$", re.M)
+
+
+def cells_of(spec):
+    """(kind, args, body) for each cell of a spec's text."""
+    headers = list(HEADER.finditer(spec))
+    for header, following in zip(headers, headers[1:] + [None]):
+        body = spec[header.end():following.start() if following else len(spec)].strip("\n")
+        yield header["kind"], (header["args"] or "").split(), body
+
+
+def _nbgrader(grade_id, *, solution=False, grade=False, locked=False, points=None):
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
+            "task": False}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def build_notebook(spec, parts_by_name):
+    """The nbgrader source notebook of one exercise; cell ids are fixed so rebuilding changes nothing."""
+    cells = []
+    for index, (kind, args, body) in enumerate(cells_of(spec)):
+        if kind == "markdown":
+            text = "\n".join(line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.splitlines())
+            cell = nbformat.v4.new_markdown_cell(text, id=f"text-{index}")
+        elif kind == "code":
+            cell = nbformat.v4.new_code_cell(body, id=f"code-{index}")
+        elif kind == "locked":
+            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], locked=True))
+        elif kind == "part":
+            cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=args[0],
+                                             metadata=_nbgrader(args[0], solution=True))
+        else:
+            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(
+                args[0], grade=True, locked=True, points=int(args[1])))
+        cells.append(cell)
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"}})
+    nbformat.validate(notebook)
+    return notebook
