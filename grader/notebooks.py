@@ -44,8 +44,9 @@ def build_notebook(spec, parts_by_name):
         elif kind == "locked":
             cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], locked=True))
         elif kind == "part":
-            cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=args[0],
-                                             metadata=_nbgrader(args[0], solution=True))
+            grade_id = args[0].replace(".", "-")
+            cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=grade_id,
+                                             metadata=_nbgrader(grade_id, solution=True))
         else:
             cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(
                 args[0], grade=True, locked=True, points=int(args[1])))

@@ -1,0 +1,86 @@
+"""Checking minigrad against PyTorch, the oracle: run one scenario with each library, compare.
+
+Used by the test suite, the lessons and the exercises' graded tests.
+"""
+import torch
+
+import minigrad
+
+
+def plain(value):
+    """Tensors (of either library), nodes, errors and containers as plain Python data, comparable with ==."""
+    if isinstance(value, (torch.Tensor, minigrad.Tensor)):
+        data = value.detach().cpu() if isinstance(value, torch.Tensor) else value._data.cpu()
+        return ("tensor", data.tolist())
+    if hasattr(value, "next_functions") and hasattr(value, "name"):
+        return ("node", value.name())
+    if isinstance(value, BaseException):
+        return ("error", type(value).__name__, str(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(v) for v in value) if type(value) in (list, tuple) else tuple(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def outcome(fn, *args):
+    """What calling fn did: its result, or the exception it raised, as plain data."""
+    try:
+        return plain(fn(*args))
+    except Exception as error:  # noqa: BLE001 - the error is the result being compared
+        return plain(error)
+
+
+def both(scenario, *args):
+    """Run ``scenario(lib, *args)`` with torch and with minigrad; return (torch's, minigrad's) plain results."""
+    return outcome(scenario, torch, *args), outcome(scenario, minigrad, *args)
+
+
+def nearly_equal(actual, expected, rel=1e-6, abs_=1e-9):
+    """== for plain data, but floats compare within tolerance."""
+    if isinstance(expected, float) and isinstance(actual, float):
+        return abs(actual - expected) <= abs_ + rel * abs(expected)
+    if isinstance(expected, (list, tuple)):
+        return (isinstance(actual, (list, tuple)) and len(actual) == len(expected)
+                and all(nearly_equal(a, e, rel, abs_) for a, e in zip(actual, expected)))
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
+            nearly_equal(actual[k], expected[k], rel, abs_) for k in expected)
+    return actual == expected
+
+
+def assert_same(scenario, *args, close=False):
+    """Same plain results from both libraries (floats within tolerance when ``close``)."""
+    expected, actual = both(scenario, *args)
+    same = nearly_equal(actual, expected) if close else actual == expected
+    assert same, f"\ntorch:    {expected}\nminigrad: {actual}"
+
+
+def check(name, scenario, *args):
+    """The graded check: ``scenario(lib)`` must give the same result with minigrad as with torch.
+
+    On failure the message names the scenario and shows what each library did.
+    """
+    expected, actual = both(scenario, *args)
+    if not nearly_equal(actual, expected):
+        raise AssertionError(f"scenario '{name}' differs from PyTorch\n  torch did:    {expected}\n"
+                             f"  minigrad did: {actual}")
+
+
+def graph_signature(tensor):
+    """The backward graph below ``tensor`` as nested (name, [children]) tuples, walked without recursion."""
+    root = tensor.grad_fn
+    if root is None:
+        return None
+    result = {}
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node is None or node in result:
+            continue
+        if expanded:
+            result[node] = (node.name(), tuple(None if n is None else (result[n], i) for n, i in node.next_functions))
+        else:
+            stack.append((node, True))
+            stack.extend((n, False) for n, _ in node.next_functions if n is not None and n not in result)
+    return result[root]

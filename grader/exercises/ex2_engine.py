@@ -1,0 +1,199 @@
+# %% markdown
+# # Exercise 2 — the backward engine
+#
+# *Lesson: `course/02_the_engine.ipynb`.*
+#
+# `loss.backward()` hands the engine the edges to start from (`roots`) and the gradients to send
+# into them. You write the two functions that do the rest:
+#
+# 1. `compute_dependencies(root_nodes)`: for every node reachable from the roots, how many edges
+#    point at it. Walk with an explicit stack — a recursive walk dies on a long chain.
+# 2. `backprop(roots, root_grads, call)`: send the gradients in, run every reachable node once,
+#    when all gradients for it have arrived and been **summed** into its buffer, newest node first
+#    (highest `node._sequence_nr`: use `heapq` with `-node._sequence_nr`), passing what each node
+#    returns on along `node.next_functions`.
+#
+# `call(node, grads)` is given: it runs hooks, calls the node, frees what it saved (that part is
+# exercise 3; here nothing is freed yet) and returns one gradient per edge. Edges look like
+# `(node, input_nr)`; `node` is `None` for inputs that need no gradient, and `input_nr` says which
+# of the next node's outputs the gradient belongs to (always 0 in this course's ops).
+#
+# The graded tests run whole scenarios — forum threads, shared subgraphs, a 100,000-node chain —
+# through `backward()` with your engine and compare with PyTorch.
+# %% locked setup
+import heapq
+
+import torch
+
+import minigrad
+from minigrad.testing import check
+
+# %% markdown
+# ## Part 1 — `compute_dependencies`
+# %% part compute_dependencies
+# %% locked plug-compute_dependencies
+minigrad.engine.compute_dependencies = compute_dependencies
+# %% tests test-dependencies 2
+def dependency_counts(lib):
+    """How many edges point at each node of ``(a*b + a.exp()).sum()``, by node name (torch: counted by hand)."""
+    a = lib.ones(2, requires_grad=True)
+    b = lib.ones(2, requires_grad=True)
+    loss = (a * b + a.exp()).sum()
+    if lib is torch:
+        counts, stack, seen = {}, [loss.grad_fn], {loss.grad_fn}
+        while stack:
+            for child, _ in stack.pop().next_functions:
+                if child is not None:
+                    counts[child] = counts.get(child, 0) + 1
+                    if child not in seen:
+                        seen.add(child)
+                        stack.append(child)
+    else:
+        counts = compute_dependencies([loss.grad_fn])
+    return sorted((node.name(), count) for node, count in counts.items())
+
+
+check("dependencies of (a*b + a.exp()).sum()", dependency_counts)
+### BEGIN HIDDEN TESTS
+
+
+def long_chain_dependencies(lib):
+    x = lib.ones(1, requires_grad=True)
+    y = x
+    for _ in range(20000):
+        y = y + 1
+    counts = compute_dependencies([y.grad_fn]) if lib is minigrad else None
+    return None if counts is None else (len(counts), max(counts.values()))
+
+
+expected_chain = (20000, 1)
+actual_chain = long_chain_dependencies(minigrad)
+assert actual_chain == expected_chain, f"a 20,000-node chain: expected {expected_chain} (nodes, most edges), got {actual_chain}"
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 2 — `backprop`
+# %% part backprop
+# %% locked plug-backprop
+minigrad.engine.backprop = backprop
+# %% code
+# Try it: x = minigrad.ones(2, requires_grad=True); (x * x).sum().backward(); x.grad
+# %% tests test-seed-004 3
+def tutorial_first_example(lib):
+    """Seed 004 (tutorial): y = x + 2, z = y * y * 3, out = z.mean(); every gradient is 4.5."""
+    x = lib.ones(2, 2, requires_grad=True)
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    out.backward()
+    return {"out": out, "x.grad": x.grad, "names": [out.grad_fn.name(), z.grad_fn.name(), y.grad_fn.name()]}
+
+
+check("seed 004: y = x + 2; z = y * y * 3; out = z.mean()", tutorial_first_example)
+### BEGIN HIDDEN TESTS
+
+
+def reused_product(lib):
+    """Seed 001 with retain_graph: the graph of y = t @ a is shared by two losses."""
+    measure = lib.nn.MSELoss()
+    x = lib.tensor([1, 0], dtype=lib.float64)
+    t = lib.eye(2, dtype=lib.float64, requires_grad=True)
+    a = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    y = t @ a
+    for _ in range(2):
+        loss = measure(t @ (x + y), x)
+        loss.backward(retain_graph=True)
+    return t.grad, a.grad
+
+
+check("seed 001: y = t @ a reused in a loop, retain_graph=True", reused_product)
+### END HIDDEN TESTS
+
+# %% tests test-shared-node 3
+def shared_node(lib):
+    """y feeds two paths; its node must run once, with the sum of both paths' gradients."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    seen = []
+    y.register_hook(lambda grad: seen.append(grad.tolist()))
+    (y.exp().sum() + (y * y).sum()).backward()
+    return {"x.grad": x.grad, "hook calls": seen}
+
+
+check("a node shared by two paths", shared_node)
+### BEGIN HIDDEN TESTS
+
+
+def diamond(lib):
+    """a -> b, c -> d: both middle nodes feed d; a gets both contributions, once."""
+    a = lib.tensor([0.5, -1.0], requires_grad=True)
+    b = a.exp()
+    c = a * a
+    d = (b * c).sum() + b.sum()
+    d.backward()
+    return a.grad
+
+
+def accumulate_twice(lib):
+    """Two backward passes add their gradients into .grad (the tutorial's missing zero_grad)."""
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(2):
+        (w * w).sum().backward()
+    return w.grad
+
+
+def several_roots(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = a * 2
+    lib.autograd.backward([y.sum(), (y * y).sum()])
+    return a.grad
+
+
+check("a diamond graph", diamond)
+check("two backward passes accumulate", accumulate_twice)
+check("autograd.backward with two roots sharing a node", several_roots)
+### END HIDDEN TESTS
+
+# %% tests test-order 2
+def hook_order(lib):
+    """Ready nodes run newest first: the order in which tensor hooks fire is torch's."""
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    fired = []
+    p = x * 2
+    q = x.exp()
+    r = p * q
+    for name, tensor in (("p", p), ("q", q), ("r", r)):
+        tensor.register_hook(lambda grad, name=name: fired.append(name))
+    (r.sum() + p.sum()).backward()
+    return fired
+
+
+check("the order in which nodes run", hook_order)
+### BEGIN HIDDEN TESTS
+
+
+def branches_order(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    fired = []
+    parts = [x * k for k in (1.0, 2.0, 3.0)]
+    for i, part in enumerate(parts):
+        part.register_hook(lambda grad, i=i: fired.append(i))
+    (parts[2].sum() + parts[0].sum() + parts[1].sum()).backward()
+    return fired
+
+
+check("the order of three independent branches", branches_order)
+### END HIDDEN TESTS
+
+# %% tests test-long-chain 2
+def long_chain(lib, length):
+    """A chain of ``length`` nodes: a recursive engine hits Python's recursion limit."""
+    x = lib.ones(1, requires_grad=True)
+    y = x
+    for _ in range(length):
+        y = y + 1.0
+    y.backward()
+    return x.grad
+
+
+check("a chain of 100,000 nodes", long_chain, 100_000)

@@ -1,0 +1,166 @@
+"""The backward engine: runs the graph's nodes in torch's order, without recursion.
+
+1. Count, for every node reachable from the roots, how many edges point at it (its dependencies).
+2. A node is ready when all its dependencies have delivered their gradient; ready nodes wait in
+   a priority queue and the newest (highest sequence number) runs first, as in torch.
+3. Running a node turns the gradient of its output into gradients for its inputs, which are
+   summed into the input buffers of the next nodes.
+
+``backprop`` does 1-3 for any way of "running a node"; ``run_backward`` decides what running
+means: hooks, autograd.grad's captures, ``node.apply`` and freeing what the node saved.
+"""
+import heapq
+
+from . import grad_mode, ops
+from .function import AccumulateGrad
+
+
+def compute_dependencies(root_nodes):
+    """How many edges point at each node reachable from ``root_nodes``.
+
+    Walk the graph with an explicit stack, not recursion: a chain of a million nodes must work.
+    """
+    dependencies = {}
+    stack = list(root_nodes)
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for next_node, _ in node.next_functions:
+            if next_node is None:
+                continue
+            dependencies[next_node] = dependencies.get(next_node, 0) + 1
+            if next_node not in seen:
+                seen.add(next_node)
+                stack.append(next_node)
+    return dependencies
+
+
+def backprop(roots, root_grads, call):
+    """Send ``root_grads`` into the edges ``roots`` and run every node they reach, once, in torch's order.
+
+    ``call(node, grads)`` runs a node on the list of gradients of its outputs and returns one
+    gradient (or None) per edge in ``node.next_functions``. A node runs once the gradients from all
+    edges pointing at it have been summed into its buffer; among ready nodes the one with the
+    highest ``_sequence_nr`` runs first.
+    """
+    dependencies = compute_dependencies([node for node, _ in roots])
+    for node, _ in roots:
+        dependencies[node] = dependencies.get(node, 0) + 1
+    buffers = {}
+    ready = []
+
+    def deliver(edges, grads):
+        for (node, input_nr), grad in zip(edges, grads):
+            if node is None:
+                continue
+            buffer = buffers.get(node)
+            if buffer is None:
+                buffer = buffers[node] = [None] * (input_nr + 1)
+            elif len(buffer) <= input_nr:
+                buffer.extend([None] * (input_nr + 1 - len(buffer)))
+            if grad is not None:
+                buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
+            dependencies[node] -= 1
+            if dependencies[node] == 0:
+                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+
+    deliver(roots, root_grads)
+    while ready:
+        node = heapq.heappop(ready)[2]
+        deliver(node.next_functions, call(node, buffers.pop(node)))
+
+
+def nodes_leading_to(root_nodes, targets):
+    """The nodes from which some target node can be reached: only those need to run for autograd.grad."""
+    needed = set(targets)
+    stack = [(node, False) for node in root_nodes]
+    seen = set()
+    while stack:
+        node, children_done = stack.pop()
+        if children_done:
+            if any(n in needed for n, _ in node.next_functions):
+                needed.add(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        stack.extend((n, False) for n, _ in node.next_functions if n is not None and n not in seen)
+    return needed
+
+
+def _call_pre_hooks(node, grads):
+    """Tensor hooks first (a hook may replace the gradient), then retain_grad's, as torch orders them."""
+    hooks, retains = node._tensor_pre_hooks, node._retains_grad_hooks
+    grads = list(grads)
+    for output_nr, grad in enumerate(grads):
+        if grad is None:
+            continue
+        for hook in (hooks or {}).get(output_nr, ()):
+            result = hook(grad)
+            if result is not None:
+                grads[output_nr] = grad = result
+        if retains and output_nr in retains:
+            retains[output_nr](grad)
+    return grads
+
+
+def validate_outputs(node, grads):
+    """Check what a node returned, as torch's engine does: one gradient per edge, each shaped like
+    its input or like a broadcast of it (then reduced to the input's shape with ``sum_to``)."""
+    if len(grads) != len(node.next_functions):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(node.next_functions)}, got {len(grads)})")
+    shapes = node._input_shapes
+    if not shapes:
+        return grads
+    checked = []
+    for index, (grad, shape) in enumerate(zip(grads, shapes)):
+        if grad is not None and grad.shape != shape:
+            if not _expandable(shape, grad.shape):
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                                   f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+            grad = ops.sum_to(grad, shape)
+        checked.append(grad)
+    return checked
+
+
+def _expandable(shape, target):
+    """Whether a tensor of ``shape`` broadcasts to ``target``."""
+    if len(shape) > len(target):
+        return False
+    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
+    """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
+
+    ``captures`` maps edges (node, input_nr) to the list where autograd.grad wants their gradient;
+    with captures, only nodes leading to them run, and AccumulateGrad nodes are not run at all.
+    """
+    needed = None if captures is None else nodes_leading_to([n for n, _ in roots], {n for n, _ in captures})
+
+    def call(node, grads):
+        if node._tensor_pre_hooks or node._retains_grad_hooks:
+            grads = _call_pre_hooks(node, grads)
+        if captures is not None:
+            for input_nr, grad in enumerate(grads):
+                slot = captures.get((node, input_nr))
+                if slot is not None:
+                    slot.append(grad)
+            if node not in needed or type(node) is AccumulateGrad:
+                return (None,) * len(node.next_functions)
+        if all(grad is None for grad in grads):
+            return (None,) * len(node.next_functions)
+        outputs = validate_outputs(node, node.apply(*grads))
+        if not retain_graph:
+            node._release_saved()
+        return outputs
+
+    state = grad_mode._state
+    previous = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        backprop(roots, root_grads, call)
+    finally:
+        state.grad_enabled = previous

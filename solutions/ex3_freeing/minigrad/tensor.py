@@ -1,0 +1,627 @@
+"""Tensor: a torch.Tensor for the numbers (storage, on any device) plus minigrad's autograd state."""
+import warnings
+import weakref
+
+import torch
+
+from . import grad_mode
+
+ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+ERR_VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+WARN_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+    "for more information."
+)
+
+
+class _VersionCounter:
+    """Shared by a tensor, its views and its detach(); every in-place op bumps it."""
+
+    __slots__ = ("version",)
+
+    def __init__(self):
+        self.version = 0
+
+
+class RemovableHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+_WRAPPED_NUMBERS = {}
+
+
+def wrap_number(value, like):
+    """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``.
+
+    A float next to a floating tensor is kept in double precision (0-dim tensors don't change the
+    result's dtype, so float64 math stays exact); next to an integer tensor it gets the default dtype.
+    """
+    double = isinstance(value, float) and like.is_floating_point()
+    key = (type(value), value, double)
+    tensor = _WRAPPED_NUMBERS.get(key)
+    if tensor is None:
+        if len(_WRAPPED_NUMBERS) > 4096:
+            _WRAPPED_NUMBERS.clear()
+        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=torch.float64 if double else None))
+    return tensor
+
+
+def _as_tensor(value, like):
+    return value if isinstance(value, Tensor) else wrap_number(value, like._data)
+
+
+class Tensor:
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_base", "_view_version",
+                 "_is_inference", "_grad", "_retains_grad", "_hooks", "_grad_accumulator", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, data, requires_grad=False, grad_fn=None, output_nr=0):
+        self._data = data
+        self._requires_grad = requires_grad or grad_fn is not None
+        self._grad_fn = grad_fn
+        self._output_nr = output_nr
+        self._version_counter = _VersionCounter()
+        self._base = None
+        self._view_version = None
+        self._is_inference = False
+        self._grad = None
+        self._retains_grad = False
+        self._hooks = None
+        self._grad_accumulator = None
+
+    # --- metadata ----------------------------------------------------------------------------
+    shape = property(lambda self: self._data.shape)
+    dtype = property(lambda self: self._data.dtype)
+    device = property(lambda self: self._data.device)
+    is_cuda = property(lambda self: self._data.is_cuda)
+    ndim = property(lambda self: self._data.dim())
+    is_leaf = property(lambda self: self.grad_fn is None)
+    retains_grad = property(lambda self: self._retains_grad)
+
+    def size(self, dim=None):
+        return self._data.size() if dim is None else self._data.size(dim)
+
+    def dim(self):
+        return self._data.dim()
+
+    def numel(self):
+        return self._data.numel()
+
+    def __len__(self):
+        return len(self._data)
+
+    def is_floating_point(self):
+        return self._data.is_floating_point()
+
+    def is_inference(self):
+        return self._is_inference
+
+    @property
+    def _version(self):
+        if self._version_counter is None:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return self._version_counter.version
+
+    # --- autograd state ----------------------------------------------------------------------
+    @property
+    def grad_fn(self):
+        """The node that made this tensor. A view whose memory was edited in place since it was made
+        gets a fresh one, AsStridedBackward0 on its base's current node, as in torch."""
+        if self._view_version is not None and self._view_version != self._version_counter.version:
+            self._view_version = self._version_counter.version
+            base = self._base
+            if base._requires_grad:
+                self._grad_fn, self._output_nr, self._requires_grad = ops.AsStridedBackward0(base, self), 0, True
+        return self._grad_fn
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if value and not self._data.is_floating_point():
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self._data.is_floating_point():
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(WARN_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and value.shape != self.shape:
+            raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    def _gradient_edge(self):
+        """Where a gradient for this tensor goes: its grad_fn, or its leaf's AccumulateGrad."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        if not self._requires_grad:
+            return (None, 0)
+        accumulator = self._grad_accumulator and self._grad_accumulator()
+        if accumulator is None:
+            from .function import AccumulateGrad
+            accumulator = AccumulateGrad(self)
+            self._grad_accumulator = weakref.ref(accumulator)
+        return (accumulator, 0)
+
+    def detach(self):
+        out = Tensor(self._data)
+        if self._version_counter is not None:
+            out._version_counter = self._version_counter
+        out._is_inference = self._is_inference
+        return out
+
+    def detach_(self):
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        """The same memory with no autograd and a version counter of its own (in-place edits go unseen)."""
+        return Tensor(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    def retain_grad(self):
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)
+        node, output_nr = self.grad_fn, self._output_nr
+
+        def retain(grad):
+            tensor = ref()
+            if tensor is not None and tensor.grad_fn is node:
+                tensor._grad = grad.detach().clone() if tensor._grad is None else tensor._grad + grad.detach()
+
+        if node._retains_grad_hooks is None:
+            node._retains_grad_hooks = {}
+        node._retains_grad_hooks[output_nr] = retain
+
+    def register_hook(self, hook):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            node = self.grad_fn
+            if node._tensor_pre_hooks is None:
+                node._tensor_pre_hooks = {}
+            hooks = node._tensor_pre_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # --- conversion --------------------------------------------------------------------------
+    def item(self):
+        return self._data.item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data.numpy()
+
+    def to(self, *args, **kwargs):
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        for arg in args:
+            if isinstance(arg, torch.dtype):
+                dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype, device = arg.dtype, arg.device
+            else:
+                device = arg
+        dtype = dtype or self.dtype
+        device = torch.device(device) if device is not None else self.device
+        if dtype == self.dtype and _same_device(device, self.device):
+            return self
+        return ops.ToCopy.apply(self, dtype, device)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def float(self):
+        return self.to(torch.float32)
+
+    def double(self):
+        return self.to(torch.float64)
+
+    def __float__(self):
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                          "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=2)
+        return float(self._data)
+
+    def __int__(self):
+        return int(self._data)
+
+    def __bool__(self):
+        return bool(self._data)
+
+    def __index__(self):
+        return self._data.__index__()
+
+    def __repr__(self):
+        text = repr(self._data)
+        if self.grad_fn is not None:
+            return f"{text[:-1]}, grad_fn=<{self.grad_fn.name()}>)"
+        if self._requires_grad:
+            return f"{text[:-1]}, requires_grad=True)"
+        return text
+
+    def __format__(self, spec):
+        return self._data.__format__(spec) if self.dim() == 0 else repr(self)
+
+    __hash__ = object.__hash__
+
+    # --- ops ---------------------------------------------------------------------------------
+    def __add__(self, other):
+        return ops.Add.apply(self, _as_tensor(other, self))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return ops.Sub.apply(self, _as_tensor(other, self))
+
+    def __rsub__(self, other):
+        return ops.Rsub.apply(self, other)
+
+    def __mul__(self, other):
+        return ops.Mul.apply(self, _as_tensor(other, self))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return ops.Div.apply(self, _as_tensor(other, self))
+
+    def __rtruediv__(self, other):
+        return ops.Mul.apply(ops.Reciprocal.apply(self), _as_tensor(other, self))
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor):
+            return ops.PowTensor.apply(self, exponent)
+        return ops.Pow.apply(self, exponent)
+
+    def __rpow__(self, base):
+        return ops.PowScalarBase.apply(base, self)
+
+    def __neg__(self):
+        return ops.Neg.apply(self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    add, sub, mul, div, pow, neg = __add__, __sub__, __mul__, __truediv__, __pow__, __neg__
+
+    def __eq__(self, other):
+        return Tensor(self._data == _storage(other))
+
+    def __ne__(self, other):
+        return Tensor(self._data != _storage(other))
+
+    def __lt__(self, other):
+        return Tensor(self._data < _storage(other))
+
+    def __le__(self, other):
+        return Tensor(self._data <= _storage(other))
+
+    def __gt__(self, other):
+        return Tensor(self._data > _storage(other))
+
+    def __ge__(self, other):
+        return Tensor(self._data >= _storage(other))
+
+    def exp(self):
+        return ops.Exp.apply(self)
+
+    def log(self):
+        return ops.Log.apply(self)
+
+    def relu(self):
+        return ops.Relu.apply(self)
+
+    def tanh(self):
+        return ops.Tanh.apply(self)
+
+    def sigmoid(self):
+        return ops.Sigmoid.apply(self)
+
+    def abs(self):
+        return ops.Abs.apply(self)
+
+    def reciprocal(self):
+        return ops.Reciprocal.apply(self)
+
+    def clone(self):
+        return ops.Clone.apply(self)
+
+    def sum(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Sum.apply(self)
+        return ops.SumDim.apply(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Mean.apply(self)
+        return ops.MeanDim.apply(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Max.apply(self)
+        values, indices = self._data.max(dim, keepdim)
+        return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return ops.Mm.apply(self, other)
+
+    def mv(self, vec):
+        return ops.Mv.apply(self, vec)
+
+    def dot(self, other):
+        return ops.Dot.apply(self, other)
+
+    def t(self):
+        if self.dim() > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return ops.T.apply(self)
+
+    def transpose(self, dim0, dim1):
+        return ops.Transpose.apply(self, dim0, dim1)
+
+    def view(self, *shape):
+        return ops.View.apply(self, _shape_arg(shape))
+
+    def reshape(self, *shape):
+        shape = _shape_arg(shape)
+        try:
+            self._data.view(shape)
+        except RuntimeError:
+            self._data.reshape(shape)
+            return ops.UnsafeView.apply(ops.Clone.apply(self, torch.contiguous_format), shape)
+        return ops.View.apply(self, shape)
+
+    def expand(self, *shape):
+        return ops.Expand.apply(self, _shape_arg(shape))
+
+    def unsqueeze(self, dim):
+        return ops.Unsqueeze.apply(self, dim)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return ops.Squeeze.apply(self)
+        if isinstance(dim, int):
+            return ops.SqueezeDim.apply(self, dim)
+        return ops.SqueezeDims.apply(self, tuple(dim))
+
+    def __getitem__(self, key):
+        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch."""
+        if key is Ellipsis or key == ():
+            return ops.Alias.apply(self)
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis for k in key):
+            raise TypeError("minigrad indexes with ints, slices, None and ... only")
+        if Ellipsis in key:
+            at = key.index(Ellipsis)
+            used = sum(k is not None for k in key) - 1
+            key = key[:at] + (slice(None),) * (self.dim() - used) + key[at + 1:]
+        out, dim = self, 0
+        for k in key:
+            if k is None:
+                out = ops.Unsqueeze.apply(out, dim)
+                dim += 1
+            elif isinstance(k, slice):
+                if k != slice(None):
+                    out = ops.Slice.apply(out, dim, k)
+                dim += 1
+            else:
+                out = ops.Select.apply(out, dim, _check_index(out, dim, k))
+        if out is self:
+            return ops.Slice.apply(self, 0, slice(None))
+        return out
+
+    # --- in-place ---------------------------------------------------------------------------
+    def _inplace(self, function, storage_op, *args):
+        """Run ``function`` on self in place and bump the version. When autograd records it, self
+        moves onto the new node (torch's rebase); when self is a view, its base moves onto a
+        CopySlices node that routes the view's part of the gradient through ``function``."""
+        recording = grad_mode._state.grad_enabled and (
+            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+        if not recording:
+            storage_op(self._data, *(a._data if isinstance(a, Tensor) else a for a in args))
+            self._check_inference_inplace()
+            if self._version_counter is not None:
+                self._version_counter.version += 1
+            return self
+        base = self._base
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(ERR_LEAF_INPLACE)
+        if base is not None and base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+        source = self._recorded_copy() if getattr(function, "inplace_saves_self", False) else self
+        result = function.apply(source, *args)
+        self._data.copy_(result._data)
+        if base is None:
+            self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+        else:
+            base._grad_fn = ops.CopySlices(base._gradient_edge(), result._grad_fn, base, self)
+            base._output_nr, base._requires_grad = 0, True
+        self._version_counter.version += 1
+        return self
+
+    def _check_inference_inplace(self):
+        """torch makes this check after the kernel ran: the values have changed when it raises."""
+        if self._version_counter is None and not grad_mode._state.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+                "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+                "for more details.")
+
+    def _recorded_copy(self):
+        """A copy of self's values that keeps self's place in the graph, for ops that save ``self``."""
+        copy = Tensor(self._data.clone(), self._requires_grad, self.grad_fn, self._output_nr)
+        copy._grad_accumulator = self._grad_accumulator
+        return copy
+
+    def add_(self, other):
+        return self._inplace(ops.Add, torch.Tensor.add_, _as_tensor(other, self))
+
+    def sub_(self, other):
+        return self._inplace(ops.Sub, torch.Tensor.sub_, _as_tensor(other, self))
+
+    def mul_(self, other):
+        return self._inplace(ops.Mul, torch.Tensor.mul_, _as_tensor(other, self))
+
+    def div_(self, other):
+        return self._inplace(ops.Div, torch.Tensor.div_, _as_tensor(other, self))
+
+    def zero_(self):
+        return self._inplace(ops.Zero, torch.Tensor.zero_)
+
+    def fill_(self, value):
+        return self._inplace(ops.Fill, torch.Tensor.fill_, value)
+
+    def copy_(self, source):
+        return self._inplace(ops.Copy, torch.Tensor.copy_, _as_tensor(source, self))
+
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
+
+    def uniform_(self, a=0.0, b=1.0):
+        return self._fill_random(torch.Tensor.uniform_, a, b)
+
+    def normal_(self, mean=0.0, std=1.0):
+        return self._fill_random(torch.Tensor.normal_, mean, std)
+
+    def _fill_random(self, storage_op, *args):
+        """Random in-place fills, used to initialise parameters under no_grad (as nn.init does)."""
+        if grad_mode._state.grad_enabled and self._requires_grad:
+            if self.grad_fn is None:
+                raise RuntimeError(ERR_LEAF_INPLACE)
+            raise NotImplementedError("minigrad does not record random fills of tensors that require grad")
+        storage_op(self._data, *args)
+        self._check_inference_inplace()
+        if self._version_counter is not None:
+            self._version_counter.version += 1
+        return self
+
+    def __setitem__(self, key, value):
+        """``x[key] = value`` is, as in torch, an in-place copy into the view ``x[key]``."""
+        value = _as_tensor(value, self)
+        if not (grad_mode._state.grad_enabled and (self._requires_grad or value._requires_grad)):
+            self._data[key] = value._data
+            self._check_inference_inplace()
+            if self._version_counter is not None:
+                self._version_counter.version += 1
+            return
+        target = self[key]
+        if value.shape == target.shape:
+            target.copy_(value)
+        elif value.dim() == 0 and value.device.type == "cpu":
+            target._inplace(ops.FillTensor, torch.Tensor.fill_, value)
+        else:
+            shape = list(value.shape)
+            while shape and shape[0] == 1:
+                shape.pop(0)
+            value = value.view(shape)
+            target.copy_(value if value.shape == target.shape else value.expand(target.shape))
+
+
+class MaxResult(tuple):
+    """``torch.return_types.max``: a (values, indices) pair with names."""
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def _storage(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
+def _same_device(a, b):
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
+def _shape_arg(shape):
+    return tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+
+
+def _check_index(tensor, dim, index):
+    size = tensor.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    return index % size
+
+
+def matmul(a, b):
+    """torch.matmul with torch's nodes: dot, mv, mm, mm between unsqueeze and squeeze_ for a vector
+    on the left, and for a batch on the left of a matrix, mm on the batch folded into rows."""
+    if a.dim() == 2 and b.dim() == 2:
+        return ops.Mm.apply(a, b)
+    if a.dim() == 2 and b.dim() == 1:
+        return ops.Mv.apply(a, b)
+    if a.dim() == 1 and b.dim() == 1:
+        return ops.Dot.apply(a, b)
+    if a.dim() == 1 and b.dim() == 2:
+        return ops.SqueezeDimInplace.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), 0)
+    if a.dim() > 2 and b.dim() == 2:
+        rows = ops.Mm.apply(a.reshape(-1, a.shape[-1]), b)
+        return ops.UnsafeView.apply(rows, (*a.shape[:-1], b.shape[-1]))
+    raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, or a batch times a matrix")
+
+
+from . import ops  # noqa: E402  (ops builds on Tensor)
