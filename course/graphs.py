@@ -3,6 +3,8 @@
 Works with tensors of either library. The graph is walked and laid out with loops, not recursion,
 because the graphs the course builds can be deeper than Python's recursion limit.
 """
+import itertools
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
@@ -49,19 +51,15 @@ def _walk(roots):
     arrow points down even when a node is reached by paths of different lengths.
     """
     nodes, stack = [], list(reversed(roots))  # popped in the order given: first root on the left
-    seen = set(map(id, stack))
-    while stack:  # 1. discover the nodes
+    indegree = {id(n): 0 for n in stack}
+    while stack:  # 1. discover the nodes, counting the edges into each
         node = stack.pop()
         nodes.append(node)
         for child, _ in reversed(node.next_functions):
-            if child is not None and id(child) not in seen:
-                seen.add(id(child))
-                stack.append(child)
-    indegree = {id(n): 0 for n in nodes}
-    for node in nodes:
-        for child, _ in node.next_functions:
             if child is not None:
-                indegree[id(child)] += 1
+                if id(child) not in indegree:
+                    stack.append(child)
+                indegree[id(child)] = indegree.get(id(child), 0) + 1
     depth = {id(n): 0 for n in nodes}
     ready = [n for n in nodes if indegree[id(n)] == 0]
     while ready:  # 2. a node's depth is final once every edge into it has been seen
@@ -83,44 +81,51 @@ def draw(*tensors, ax=None, title=None):
     white = saves nothing. Torch boxes are light blue (torch does not show this state). Edges to
     ``None`` (an input that needs no gradient, such as the 2 in ``x * 2``) are not drawn.
     """
-    roots = []
-    for t in tensors:
-        if t.grad_fn is not None and all(t.grad_fn is not r for r in roots):
-            roots.append(t.grad_fn)
-    nodes, depth = _walk(roots)
-    layers = {}
+    roots = {id(t.grad_fn): t.grad_fn for t in tensors if t.grad_fn is not None}  # each root once, in order
+    nodes, depth = _walk(list(roots.values()))
+    rows, routes, parents = {}, [], {}  # an edge that skips layers bends through a waypoint in each,
+    for node in nodes:                   # so it is routed around the boxes in between, not through them
+        rows.setdefault(depth[id(node)], []).append(id(node))
     for node in nodes:
-        layers.setdefault(depth[id(node)], []).append(node)
-    pos, parents_x = {}, {id(n): [] for n in nodes}
-    for d in sorted(layers):  # place a node under the mean x of its parents, to cut crossings
-        layer = sorted(layers[d], key=lambda n: sum(parents_x[id(n)]) / max(len(parents_x[id(n)]), 1))
-        for i, node in enumerate(layer):
-            pos[id(node)] = (i - (len(layer) - 1) / 2, -d)
-            for child, _ in node.next_functions:
-                if child is not None:
-                    parents_x[id(child)].append(pos[id(node)][0])
-    width = max((len(v) for v in layers.values()), default=1)
+        for k, (child, _) in enumerate(node.next_functions):
+            if child is not None:
+                ways = [(id(node), k, d) for d in range(depth[id(node)] + 1, depth[id(child)])]
+                for way in ways:
+                    rows[way[2]].append(way)
+                chain = [id(node), *ways, id(child)]
+                for up, down in itertools.pairwise(chain):
+                    parents.setdefault(down, []).append(up)
+                routes.append((node, k, child, chain))
+    pos, width = {}, 1.0
+    for d in sorted(rows):  # place each box or waypoint under the mean x of its parents: fewer crossings
+        row = sorted(rows[d], key=lambda key: sum(pos[p][0] for p in parents.get(key, ())) / max(
+            len(parents.get(key, ())), 1))
+        sizes = [1.0 if isinstance(key, int) else 0.3 for key in row]
+        width, left = max(width, sum(sizes)), -sum(sizes) / 2
+        for key, size in zip(row, sizes):
+            pos[key], left = (left + size / 2, -d), left + size
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(4.0, 2.6 * width), 0.3 + 1.1 * max(len(layers), 1)))
+        _, ax = plt.subplots(figsize=(max(4.0, 2.6 * width), 0.3 + 1.1 * max(len(rows), 1)))
     boxes = {}
     for node in nodes:
         style = STYLE[saved_state(node)] if isinstance(node, Node) else TORCH_STYLE
         boxes[id(node)] = ax.text(*pos[id(node)], _label(node), ha="center", va="center", fontsize=9, zorder=2,
                                   bbox=dict(boxstyle="round,pad=0.4", **style))
-    for node in nodes:  # arrows above the boxes: drawn after them, they are clipped at the placed boxes
-        for k, (child, _) in enumerate(node.next_functions):
-            if child is None:
-                continue
-            twins = sum(c is child for c, _ in node.next_functions)  # y * y: two edges to one node,
-            bend = 0.2 * (2 * sum(c is child for c, _ in node.next_functions[:k]) - twins + 1)  # two arcs
-            ax.annotate("", xy=pos[id(child)], xytext=pos[id(node)], zorder=3, arrowprops={
-                "arrowstyle": "-|>", "color": "black", "connectionstyle": f"arc3,rad={bend}",
-                "patchA": boxes[id(node)].get_bbox_patch(), "patchB": boxes[id(child)].get_bbox_patch()})
+    for node, k, child, chain in routes:  # arrows above the boxes: drawn after them, clipped at the boxes
+        twins = sum(c is child for c, _ in node.next_functions)  # y * y: two edges to one node, two arcs
+        bend = 0.2 * (2 * sum(c is child for c, _ in node.next_functions[:k]) - twins + 1)
+        for i, (a, b) in enumerate(itertools.pairwise(chain)):
+            last = i == len(chain) - 2
+            ax.annotate("", xy=pos[b], xytext=pos[a], zorder=3, arrowprops={
+                "arrowstyle": "-|>" if last else "-", "color": "black", "shrinkA": 0, "shrinkB": 0,
+                "connectionstyle": f"arc3,rad={bend if len(chain) == 2 else 0}",
+                "patchA": boxes[a].get_bbox_patch() if i == 0 else None,
+                "patchB": boxes[b].get_bbox_patch() if last else None})
     if any(isinstance(n, Node) for n in nodes):
         ax.legend(handles=[Patch(label=f"saved: {k}", **v) for k, v in STYLE.items()], ncol=3,
                   loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, frameon=False)
-    ax.set_xlim(-width / 2 - 0.2, width / 2 + 0.2)
-    ax.set_ylim(-max(layers, default=0) - 0.5, 0.5)
+    ax.set_xlim(-width / 2 - 0.1, width / 2 + 0.1)
+    ax.set_ylim(-max(rows, default=0) - 0.5, 0.5)
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=10)

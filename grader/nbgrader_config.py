@@ -9,6 +9,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATE = os.path.join(ROOT, ".course")
+os.makedirs(STATE, exist_ok=True)  # sqlite creates the gradebook file, not its folder
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 

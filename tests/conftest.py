@@ -1,4 +1,7 @@
 """Shared fixtures: PyTorch is the oracle, so most tests run one scenario with both libraries."""
+import os
+import tempfile
+
 import pytest
 import torch
 
@@ -16,3 +19,11 @@ def device(request):
 def lib(request):
     """A scenario written once against the torch API runs with each library."""
     return request.param
+
+
+def pytest_configure(config):
+    """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME."""
+    state = tempfile.mkdtemp(prefix="minigrad-jupyter-")
+    for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
+                             ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):
+        os.environ[variable] = os.path.join(state, folder)

@@ -1,0 +1,148 @@
+"""Issue 3: the exercises are derived from minigrad/, hide the reference code, and grade as intended
+under nbgrader's real generate_assignment + autograde: reference -> full marks, untouched stubs ->
+zero, a typical mistake -> partial credit with a message naming the scenario."""
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from grader.build import ROOT, exercise_specs, nbgrader_env
+from grader.parts import find_parts, stub
+
+EXERCISES = [spec.stem for spec in exercise_specs(ROOT)]
+
+# One typical mistake per exercise: (part, reference text, mistaken text, a test that must fail, its message).
+MISTAKES = {
+    "ex1_ops": ("Mul", "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
+                "ctx.save_for_backward(a, b)", "test-Mul-saved", "scenario 'a * b, only a requires grad'"),
+    "ex2_engine": ("backprop", "buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad",
+                   "buffer[input_nr] = grad", "test-shared-node", "scenario 'a node shared by two paths'"),
+    "ex3_freeing": ("BackwardFunction-_release_saved", "tuple(None if s is None else _FREED for s in self._saved)",
+                    "tuple(_FREED for s in self._saved)", "test-seed-003", "scenario 'seed 003: m = k after backward'"),
+}
+
+
+def test_every_exercise_has_a_mistake_case():
+    assert sorted(MISTAKES) == EXERCISES
+
+
+def test_derived_files_are_up_to_date():
+    done = subprocess.run([sys.executable, "-m", "grader", "build", "--check"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _unique_lines(part, package_text):
+    """Lines of a part's solution (what its stub leaves out) that appear nowhere else in the package."""
+    skeleton = set(stub(part, part.exercise).splitlines())
+    own = {line.strip() for line in part.code.splitlines() if line not in skeleton and len(line.strip()) > 10}
+    return {line for line in own if package_text.count(line) == 1}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise):
+    number = int(exercise.split("_")[0][2:])
+    package_text = "\n".join(p.read_text() for p in (ROOT / "minigrad").rglob("*.py"))
+    secrets = set()
+    for part in find_parts(ROOT / "minigrad"):
+        if part.exercise >= number:
+            secrets |= _unique_lines(part, package_text)
+    assert secrets
+    released = "\n".join(p.read_text() for p in (ROOT / "exercises" / exercise).rglob("*") if p.is_file()
+                         and p.suffix in (".py", ".ipynb"))
+    leaked = sorted(line for line in secrets if line in released)
+    assert not leaked
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A scratch course: nbgrader's gradebook knows the exercises, as after an instructor's generate."""
+    root = tmp_path_factory.mktemp("course")
+    for folder in ("grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for exercise in EXERCISES:
+        _nbgrader(root, "generate_assignment", exercise, "--force")
+    return root
+
+
+def _nbgrader(root, *args):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=root,
+                          env=nbgrader_env(root), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _submission(root, exercise, student, change_solution):
+    """Submit the released folder, with each solution cell's code replaced by ``change_solution(id, code)``."""
+    folder = root / ".course" / "submitted" / student / exercise
+    shutil.copytree(root / "exercises" / exercise, folder)
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    reference = {c.metadata["nbgrader"]["grade_id"]: _without_markers(c.source) for c in source.cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    path = folder / f"{exercise}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in reference:
+            cell.source = change_solution(grade_id, reference[grade_id], cell.source)
+    nbformat.write(notebook, path)
+
+
+def _without_markers(code):
+    return "\n".join(line for line in code.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
+def _mistaken(exercise):
+    part, right, wrong, _, _ = MISTAKES[exercise]
+
+    def change(grade_id, reference, released):
+        if grade_id != part:
+            return reference
+        assert right in reference
+        return reference.replace(right, wrong, 1)
+    return change
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """Three submissions per exercise, autograded by nbgrader; returns the gradebook's scores."""
+    from nbgrader.api import Gradebook
+
+    students = {"reference": lambda gid, reference, released: reference,
+                "untouched": lambda gid, reference, released: released}
+    for exercise in EXERCISES:
+        for student, change in students.items():
+            _submission(course, exercise, student, change)
+        _submission(course, exercise, "mistake", _mistaken(exercise))
+        _nbgrader(course, "autograde", exercise, "--force")
+    scores = {}
+    with Gradebook("sqlite:///" + str(course / ".course" / "gradebook.db")) as gradebook:
+        for exercise in EXERCISES:
+            for student in ("reference", "untouched", "mistake"):
+                submission = gradebook.find_submission(exercise, student)
+                scores[exercise, student] = (submission.score, submission.max_score)
+    return scores
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_reference_gets_full_marks(graded, exercise):
+    score, max_score = graded[exercise, "reference"]
+    assert max_score > 0 and score == max_score
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_untouched_stubs_get_zero(graded, exercise):
+    assert graded[exercise, "untouched"][0] == 0
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exercise):
+    score, max_score = graded[exercise, "mistake"]
+    assert 0 < score < max_score
+    _, _, _, failing_test, message = MISTAKES[exercise]
+    notebook = nbformat.read(course / ".course" / "autograded" / "mistake" / exercise / f"{exercise}.ipynb", 4)
+    (cell,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == failing_test]
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert errors and message in errors[0].evalue and "torch did:" in errors[0].evalue
+
