@@ -77,10 +77,19 @@ def _submission(root, exercise, student, change_solution):
     """Submit the released folder, with each solution cell's code replaced by ``change_solution(id, code)``."""
     folder = root / ".course" / "submitted" / student / exercise
     shutil.copytree(root / "exercises" / exercise, folder)
-    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
-    reference = {c.metadata["nbgrader"]["grade_id"]: _without_markers(c.source) for c in source.cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
+    reference = _reference_solutions(root, exercise)
     path = folder / f"{exercise}.ipynb"
+    _submission_like(path, change_solution, reference)
+
+
+def _reference_solutions(root, exercise):
+    """The solution cells of the source notebook, without nbgrader's markers, by grade_id."""
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: _without_markers(c.source) for c in source.cells
+            if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def _submission_like(path, change_solution, reference):
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -146,3 +155,22 @@ def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exer
     errors = [o for o in cell.outputs if o.output_type == "error"]
     assert errors and message in errors[0].evalue and "torch did:" in errors[0].evalue
 
+
+
+@pytest.mark.parametrize("filled, verdict", [(True, "Success! Your notebook passes all the tests."),
+                                             (False, "NotImplementedError")], ids=["implemented", "untouched"])
+def test_learner_validate_on_exercise_3(course, filled, verdict):
+    """What the Validate button runs (nbgrader's validator), on the learner's copy of exercise 3."""
+    exercise = "ex3_freeing"
+    learner = course / "learner" / ("done" if filled else "new")
+    shutil.copytree(course / "exercises" / exercise, learner)
+    if filled:
+        _fill_in(course, exercise, learner / f"{exercise}.ipynb")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(learner / f"{exercise}.ipynb")],
+                          cwd=learner, env=nbgrader_env(course), capture_output=True, text=True, timeout=300)
+    assert verdict in done.stdout, done.stdout + done.stderr
+
+
+def _fill_in(root, exercise, path):
+    """The learner's work: the released notebook with each solution cell written as the reference."""
+    _submission_like(path, lambda grade_id, reference, released: reference, _reference_solutions(root, exercise))
