@@ -4,6 +4,7 @@ For each exercise grader/exercises/exN_name.py:
   solutions/exN_name/exN_name.ipynb   the nbgrader source notebook (parts' solutions + the spec's tests)
   solutions/exN_name/minigrad/        the staged package: parts of exercise N and later are stubs
   exercises/exN_name/                 the student release, made by nbgrader's generate_assignment
+                                      (which also records the exercise in the gradebook)
 
 ``--check`` builds into a scratch copy and fails if any committed derived file differs.
 """
@@ -47,7 +48,7 @@ def build(root=ROOT):
         source.mkdir(parents=True, exist_ok=True)
         stage_package(root / "minigrad", source / "minigrad", exercise_number(spec))
         nbformat.write(build_notebook(spec.read_text(), parts), source / f"{name}.ipynb")
-        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force", "--no-db",
+        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force",
                         "--log-level=WARN"], cwd=root, env=nbgrader_env(root), check=True)
         for notebook_path in (root / "exercises" / name).glob("*.ipynb"):
             _fix_cell_ids(notebook_path)
