@@ -586,33 +586,43 @@ class Transpose(Function):
         return grad.transpose(*ctx.dims), None, None
 
 
-class View(Function):
-    node_name = "ViewBackward0"
-    is_view = True
+class Reshaping(Function):
+    """An op that only rearranges elements (view, squeeze, ...): its backward reshapes the gradient
+    back to the input's shape. Subclasses name the storage method in ``method``."""
 
-    @staticmethod
-    def forward(ctx, a, shape):
+    is_view = True
+    method = None
+
+    @classmethod
+    def forward(cls, ctx, a, *args):
         ctx.shape = a.shape
-        return a._data.view(shape)
+        return getattr(a._data, cls.method)(*args)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.shape), None
+        return grad.reshape(ctx.shape)
 
 
-class UnsafeView(Function):
+class View(Reshaping):
+    node_name, method = "ViewBackward0", "view"
+
+
+class UnsafeView(Reshaping):
     """The view torch's reshape takes of the copy it had to make of a non-contiguous input."""
 
-    node_name = "UnsafeViewBackward0"
+    node_name, method, is_view = "UnsafeViewBackward0", "view", False
 
-    @staticmethod
-    def forward(ctx, a, shape):
-        ctx.shape = a.shape
-        return a._data.view(shape)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.shape), None
+class Squeeze(Reshaping):
+    node_name, method = "SqueezeBackward0", "squeeze"
+
+
+class SqueezeDim(Reshaping):
+    node_name, method = "SqueezeBackward1", "squeeze"
+
+
+class SqueezeDims(Reshaping):
+    node_name, method = "SqueezeBackward2", "squeeze"
 
 
 class Expand(Function):
@@ -642,50 +652,6 @@ class Unsqueeze(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
-
-
-class Squeeze(Function):
-    node_name = "SqueezeBackward0"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, a):
-        ctx.shape = a.shape
-        return a._data.squeeze()
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.shape)
-
-
-class SqueezeDim(Function):
-    node_name = "SqueezeBackward1"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        ctx.shape = a.shape
-        return a._data.squeeze(dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.shape), None
-
-
-class SqueezeDims(Function):
-    """squeeze over a tuple of dims."""
-
-    node_name = "SqueezeBackward2"
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, a, dims):
-        ctx.shape = a.shape
-        return a._data.squeeze(dims)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.shape), None
 
 
 class SqueezeDimInplace(SqueezeDim):
