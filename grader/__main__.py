@@ -1,17 +1,61 @@
-"""The course's command line: ``python -m grader build [--check]``."""
+"""The course's command line (run from the repository root):
+
+  python -m grader build [--check]          derive solutions/ and exercises/ from minigrad/
+  python -m grader release EXERCISE         put the release into the exchange (learners fetch it)
+  python -m grader collect EXERCISE         take learners' submissions from the exchange
+  python -m grader autograde EXERCISE [--workers N]
+  python -m grader status EXERCISE          graded (score) or not graded (reason), per submission
+  python -m grader export EXERCISE          grades CSV with reasons + a score histogram (PNG)
+  python -m grader feedback EXERCISE        feedback HTML, hidden tests reduced to passed/failed
+"""
 import argparse
+import os
 import sys
 
 from . import build
 
+EXERCISE_COMMANDS = ("release", "collect", "autograde", "status", "export", "feedback")
+
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    os.environ["JUPYTER_CONFIG_PATH"] = build.nbgrader_env(build.ROOT)["JUPYTER_CONFIG_PATH"]
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="derive solutions/ and exercises/ from minigrad/ and the specs")
     build_parser.add_argument("--check", action="store_true", help="fail if a committed derived file is stale")
+    for name in EXERCISE_COMMANDS:
+        command = commands.add_parser(name)
+        command.add_argument("exercise")
+        if name == "autograde":
+            command.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+        if name == "export":
+            command.add_argument("--csv", default=None, help="default: .course/<exercise>-grades.csv")
+            command.add_argument("--histogram", default=None, help="default: .course/<exercise>-scores.png")
     args = parser.parse_args(argv)
-    if args.check:
+
+    if args.command == "build":
+        return _build(args.check)
+    from . import workflow
+
+    if args.command in ("release", "collect", "feedback"):
+        getattr(workflow, args.command)(args.exercise)
+    elif args.command == "autograde":
+        workflow.autograde(args.exercise, workers=args.workers)
+        print(*workflow.status(args.exercise), sep="\n")
+    elif args.command == "status":
+        print(*workflow.status(args.exercise), sep="\n")
+    else:
+        state = build.ROOT / ".course"
+        csv_path = args.csv or state / f"{args.exercise}-grades.csv"
+        histogram = args.histogram or state / f"{args.exercise}-scores.png"
+        workflow.export(args.exercise, csv_path, histogram)
+        print(f"wrote {csv_path} and {histogram}")
+    return 0
+
+
+def _build(check):
+    if check:
         stale = build.check()
         if stale:
             print("stale derived files (run `python -m grader build`):", *stale, sep="\n  ")

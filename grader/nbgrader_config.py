@@ -20,10 +20,12 @@ c.CourseDirectory.release_directory = "exercises"
 c.CourseDirectory.submitted_directory = os.path.join(".course", "submitted")
 c.CourseDirectory.autograded_directory = os.path.join(".course", "autograded")
 c.CourseDirectory.feedback_directory = os.path.join(".course", "feedback")
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(STATE, "gradebook.db")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(STATE, "gradebook.db") + "?timeout=60"  # parallel graders wait their turn
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "*.pyc"]
 c.Exchange.root = os.path.join(STATE, "exchange")
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.OverwriteCells.add_missing_cells = True
-c.ExecutePreprocessor.timeout = 120
+c.Execute.timeout = 120  # seconds per cell
+c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
+                                    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

@@ -1,0 +1,23 @@
+"""Feedback that keeps hidden tests hidden: nbgrader's feedback shows every test cell as autograded,
+hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrades) replaces the
+hidden part of each test cell and its outputs by "hidden test — passed/failed — N points"."""
+import re
+
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*\n?", re.S)
+
+
+class HideHiddenTests(NbGraderPreprocessor):
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or "### BEGIN HIDDEN TESTS" not in cell.source:
+            return cell, resources
+        points = meta.get("points", 0)
+        score = meta.get("score", 0)
+        verdict = "passed" if score == points else "failed"
+        cell.source = HIDDEN.sub(f"# hidden test — {verdict} — {points:g} points\n", cell.source).rstrip("\n")
+        cell.outputs = [new_output("stream", name="stdout",
+                                   text=f"hidden test — {verdict} — {score:g}/{points:g} points\n")]
+        return cell, resources

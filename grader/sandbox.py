@@ -1,0 +1,199 @@
+"""The sandbox student code runs in while it is graded: bubblewrap (Debian package ``bubblewrap``) plus
+rlimits, no Docker.
+
+Inside, the code sees the machine read-only, except its own working copy (``workdir``, also its cwd)
+and a private, size-bounded /tmp; paths in ``hidden`` (solutions/, the gradebook, other students'
+folders) are covered by an empty read-only tmpfs (a directory) or /dev/null (a file); /run (where
+daemons keep their sockets) is always hidden. It has no network: a fresh network namespace holds
+only its own loopback, so even 127.0.0.1 reaches nothing of the host's. It has its own PID, IPC and
+UTS namespaces, /proc and /dev are read-only, and it dies with the process that started it.
+
+Limits are rlimits, set inside the sandbox by util-linux's ``prlimit`` just before the command runs
+(a command-line shim works the same for ``wrap`` and for a Jupyter kernel, which is started by
+jupyter_client's Popen where no preexec_fn can be passed in): RLIMIT_CPU, RLIMIT_AS, RLIMIT_NPROC,
+RLIMIT_FSIZE.
+
+RLIMIT_NPROC needs care, since it counts every process and thread of a *real* uid, and the kernel
+skips it for real uid 0 even inside a user namespace (copy_process: ``real_cred->user !=
+INIT_USER``; measured here: 50 forks under ``--nproc=10`` with bwrap's usual root->uid mapping):
+
+* run by a normal user, bwrap makes a user namespace; the kernel counts RLIMIT_NPROC per user
+  namespace, so only the sandbox's own processes count. ``--disable-userns`` forbids nested ones.
+* run by root (CI containers, this VM), the command drops to a uid no account uses, fresh for each
+  sandbox (``setpriv --reuid``), so NPROC counts exactly the sandbox's processes. That uid keeps two
+  capabilities, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (ambient, bounding set reduced to them),
+  so it still reads root's Python (here under /root, mode 700) and writes the root-owned workdir:
+  what it may touch is decided by the mounts above, not by file modes. A read-only /proc stops it
+  from mapping root into a user namespace of its own (uid_map cannot be written). One visible
+  quirk: ``os.access`` (checks with caps off) calls root-owned folders unwritable.
+
+Threads count against RLIMIT_NPROC and address space against RLIMIT_AS, so the sandbox sets
+OMP_NUM_THREADS=1 (torch otherwise starts a thread per core, which on a big machine would exceed
+the process limit and makes CPU time depend on the machine).
+"""
+import functools
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+from traitlets import Integer, List, Unicode
+
+GiB, MiB = 1 << 30, 1 << 20
+ALWAYS_HIDDEN = ("/run",)
+KEPT_CAPS = ("dac_override", "dac_read_search")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed command (a whole kernel: every cell of a notebook) may use.
+
+    ``import torch`` takes about 0.6 GiB of address space (VmPeak 0.6-0.8 GiB, 0.23 GiB resident)
+    and a grading kernel with torch about 1.6 GiB; 4 GiB leaves room for the exercises. The CPU time
+    of grading a reference exercise notebook is a few seconds; a kernel alone has about 10
+    threads."""
+    cpu_seconds: int = 300        # RLIMIT_CPU (soft; the hard limit, SIGKILL, is one second later)
+    memory_bytes: int = 4 * GiB   # RLIMIT_AS
+    processes: int = 64           # RLIMIT_NPROC: processes and threads
+    file_bytes: int = 64 * MiB    # RLIMIT_FSIZE, also the size of the private /tmp and /dev/shm
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot be set up here; the message says why."""
+
+
+@functools.lru_cache(maxsize=None)
+def check_available():
+    """None when the sandbox works here, else the reason it does not (for a human)."""
+    tools = ["bwrap", "prlimit"] + (["setpriv"] if os.geteuid() == 0 else [])
+    missing = [tool for tool in tools if not shutil.which(tool)]
+    if "bwrap" in missing:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    if missing:
+        return f"{' and '.join(missing)} not found: apt-get install util-linux"
+    with tempfile.TemporaryDirectory() as workdir:
+        try:
+            done = subprocess.run(wrap([sys.executable, "-c", "open('probe', 'w').write('ok')"], workdir),
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"bubblewrap could not run: {error}"
+        if done.returncode or not os.path.exists(os.path.join(workdir, "probe")):
+            detail = (done.stderr.strip() or f"exit status {done.returncode}").splitlines()[-1]
+            return (f"bubblewrap cannot set up its sandbox here ({detail}); it needs unprivileged user "
+                    "namespaces (sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu "
+                    "kernel.apparmor_restrict_unprivileged_userns=0) or to be run as root")
+    return None
+
+
+def wrap(argv, workdir, limits=Limits(), hidden=(), env=None):
+    """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist).
+
+    ``env``: variables to set inside besides the few the sandbox sets (PATH, HOME=/tmp, ...); nothing
+    else of the caller's environment goes in."""
+    workdir = os.path.realpath(workdir)
+    command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+               "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+               "--ro-bind", "/", "/",
+               "--dev", "/dev", "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+               "--proc", "/proc", "--remount-ro", "/proc",
+               "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
+    # Parents before children: the workdir may lie inside a hidden folder (.course/), and a hidden
+    # path inside the workdir must still be covered after the workdir is bound.
+    hidden = {os.path.realpath(path) for path in (*ALWAYS_HIDDEN, *hidden) if os.path.lexists(path)} - {workdir}
+    hidden_dirs = [path for path in hidden if os.path.isdir(path)]
+    for path in sorted([*hidden, workdir], key=lambda path: path.count(os.sep)):
+        if path == workdir:
+            command += ["--bind", workdir, workdir]
+        elif path in hidden_dirs:
+            command += ["--tmpfs", path]
+        else:
+            command += ["--ro-bind", "/dev/null", path]
+    for path in hidden_dirs:
+        command += ["--remount-ro", path]
+    variables = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/tmp", "TMPDIR": "/tmp",
+                 "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
+                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
+    command += ["--clearenv", "--chdir", workdir]
+    for name, value in variables.items():
+        command += ["--setenv", name, str(value)]
+    if os.geteuid() == 0:
+        command += ["--cap-drop", "ALL"]
+        for cap in ("setuid", "setgid", "setpcap", *KEPT_CAPS):  # setpriv needs the first three
+            command += ["--cap-add", f"CAP_{cap.upper()}"]
+        uid, caps = str(_unused_uid()), ",".join(["-all", *(f"+{cap}" for cap in KEPT_CAPS)])
+        command += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                    f"--inh-caps={caps}", f"--ambient-caps={caps}", f"--bounding-set={caps}"]
+    else:
+        command += ["--unshare-user", "--disable-userns", "--"]
+    return command + ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",
+                      f"--as={limits.memory_bytes}", f"--nproc={limits.processes}",
+                      f"--fsize={limits.file_bytes}", "--core=0", "--", *argv]
+
+
+_serial = itertools.count()
+
+
+def _unused_uid():
+    """A uid no account has (from 2**30 up), different for every sandbox running on this machine
+    (this process's pid and a counter), so RLIMIT_NPROC counts one sandbox's processes only."""
+    return 1 << 30 | (os.getpid() & 0x3FFFFF) << 8 | next(_serial) & 0xFF
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel runs in the sandbox, in the cwd it is started with.
+
+    The kernel talks to its client over jupyter_client's IPC transport (unix sockets), since the
+    sandbox has no network; the connection file and the sockets are in the workdir, which is bound
+    at the same path inside and out. Interrupts go as control messages: a signal would reach bwrap,
+    not the kernel. Refuses to start (SandboxUnavailable) when the sandbox cannot be set up.
+
+    nbclient passes the notebook's folder as ``cwd``: ``NotebookClient(nb, resources={"metadata":
+    {"path": workdir}}, kernel_manager_class=SandboxedKernelManager)``. The workdir's path must be
+    short (under about 90 characters): a unix socket's path is limited to 107."""
+
+    cpu_seconds = Integer(Limits.cpu_seconds, help="RLIMIT_CPU of the kernel").tag(config=True)
+    memory_bytes = Integer(Limits.memory_bytes, help="RLIMIT_AS of the kernel").tag(config=True)
+    processes = Integer(Limits.processes, help="RLIMIT_NPROC: processes and threads").tag(config=True)
+    file_bytes = Integer(Limits.file_bytes, help="RLIMIT_FSIZE and the size of /tmp").tag(config=True)
+    hidden = List(Unicode(), help="paths made unreadable inside the sandbox").tag(config=True)
+
+    @property
+    def limits(self):
+        return Limits(self.cpu_seconds, self.memory_bytes, self.processes, self.file_bytes)
+
+    async def _async_pre_start_kernel(self, **kw):
+        reason = check_available()
+        if reason:
+            raise SandboxUnavailable(reason)
+        self._workdir = os.path.realpath(kw.get("cwd") or os.getcwd())
+        kw["cwd"] = self._workdir
+        name = os.path.join(self._workdir, f".kernel-{uuid.uuid4().hex[:8]}")
+        if len(name) > 100:
+            raise SandboxUnavailable(f"workdir path too long for the kernel's unix sockets: {self._workdir}")
+        self.transport, self.ip, self.connection_file = "ipc", name, name + ".json"
+        self.kernel_spec.interrupt_mode = "message"
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        argv = super().format_kernel_cmd(extra_arguments)
+        return wrap(argv, self._workdir, self.limits, self.hidden, env=self.kernel_spec.env)
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's Execute preprocessor, with kernels in the sandbox.
+
+    ``c.Execute.kernel_manager_class`` does not work: nbgrader 0.9.6's Execute passes
+    ``kernel_manager_class=AsyncKernelManager`` to its constructor, and constructor arguments beat
+    config. So swap the preprocessor itself (nbconvert imports names given as strings):
+    ``c.Autograde.autograde_preprocessors = ["grader.sandbox.SandboxedExecute", ...the rest of
+    nbgrader's list]``, and set ``c.SandboxedKernelManager.hidden`` (and the limits) in the config."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)

@@ -1,0 +1,233 @@
+"""The instructor's commands, on nbgrader's Python API (NbGraderAPI): release, collect, autograde,
+feedback, export, status.
+
+What they add to nbgrader: every collected submission ends as *graded* (a score per test) or *not
+graded: reason* (missing or invalid notebook, kernel died in cell N, timed out in cell N, ...),
+never a silent 0.0; autograde runs submissions in parallel worker processes and shows progress.
+The outcomes live in the gradebook's database, in a table of their own beside nbgrader's.
+"""
+import csv
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+
+import nbformat
+import sqlalchemy as sa
+
+from .build import ROOT
+
+OUTCOMES = sa.Table(
+    "grader_outcomes", sa.MetaData(),
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("graded", sa.Boolean, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False, default=""),
+    sa.Column("updated", sa.DateTime, nullable=False),
+)
+
+
+def course_api(root=ROOT):
+    """nbgrader's API, configured by grader/nbgrader_config.py of the course at ``root``."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(Path(root) / "grader")).load_config()
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def _checked(result, action):
+    if not result["success"]:
+        raise RuntimeError(f"{action} failed:\n{result.get('error') or result.get('log')}")
+    return result
+
+
+def release(exercise, root=ROOT):
+    _checked(course_api(root).release_assignment(exercise), f"releasing {exercise}")
+
+
+def collect(exercise, root=ROOT):
+    _checked(course_api(root).collect(exercise), f"collecting {exercise}")
+
+
+# --- outcomes ----------------------------------------------------------------------------------
+
+def _engine(api):
+    engine = sa.create_engine(api.coursedir.db_url)
+    OUTCOMES.create(engine, checkfirst=True)
+    return engine
+
+
+def _record(api, exercise, student, reason):
+    with _engine(api).begin() as connection:
+        connection.execute(OUTCOMES.delete().where((OUTCOMES.c.assignment == exercise) & (OUTCOMES.c.student == student)))
+        connection.execute(OUTCOMES.insert().values(assignment=exercise, student=student, graded=reason is None,
+                                                    reason=reason or "", updated=datetime.now(timezone.utc)))
+
+
+def outcomes(exercise, root=ROOT):
+    """{student: None if graded else the reason it was not}."""
+    api = course_api(root)
+    with _engine(api).connect() as connection:
+        rows = connection.execute(OUTCOMES.select().where(OUTCOMES.c.assignment == exercise)).fetchall()
+    return {row.student: None if row.graded else row.reason for row in rows}
+
+
+# --- autograde ---------------------------------------------------------------------------------
+
+def expected_notebooks(api, exercise):
+    return sorted(p.name for p in (Path(api.coursedir.root) / api.coursedir.source_directory / exercise).glob("*.ipynb"))
+
+
+def precheck(folder, notebooks):
+    """Why a submission folder cannot be graded at all, or None."""
+    for name in notebooks:
+        path = folder / name
+        if not path.exists():
+            found = ", ".join(sorted(p.name for p in folder.glob("*.ipynb"))) or "no notebook"
+            return f"missing notebook {name} (found: {found})"
+        try:
+            nbformat.validate(nbformat.reads(path.read_bytes().decode("utf-8"), as_version=4))
+        except UnicodeDecodeError:
+            return f"invalid notebook {name}: not UTF-8 text"
+        except Exception as error:  # noqa: BLE001 - any parse or schema failure means the same here
+            return f"invalid notebook {name}: {str(error).splitlines()[0][:200]}"
+    return None
+
+
+def execution_problem(notebook_path):
+    """A cell that ended the run abnormally (timeout, dead kernel, memory), from the executed notebook."""
+    notebook = nbformat.read(notebook_path, as_version=4)
+    for index, cell in enumerate(notebook.cells, start=1):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "error":
+                continue
+            if output.ename == "CellTimeoutError":
+                return f"timed out in cell {index}"
+            if output.ename in ("DeadKernelError", "MemoryError"):
+                return f"{'kernel died' if output.ename == 'DeadKernelError' else 'out of memory'} in cell {index}"
+    return None
+
+
+def _autograde_one(root, exercise, student):
+    """Worker: nbgrader's autograde of one submission; returns the reason it was not graded, or None."""
+    api = course_api(root)
+    result = api.autograde(exercise, student, force=True, create=True)
+    if not result["success"]:
+        log = (result.get("log") or "") + (result.get("error") or "")
+        if "DeadKernelError" in log or "Kernel died" in log:
+            return "kernel died while running the notebook"
+        return "autograde failed: " + _last_line(log)
+    autograded = Path(api.coursedir.root) / api.coursedir.autograded_directory / student / exercise
+    for name in expected_notebooks(api, exercise):
+        problem = execution_problem(autograded / name)
+        if problem:
+            return problem
+    return None
+
+
+def _last_line(text):
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no message"
+
+
+def autograde(exercise, workers=1, root=ROOT, progress=print):
+    """Grade every submitted folder of ``exercise``; each ends graded or not graded with a reason."""
+    api = course_api(root)
+    submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
+    students = sorted(p.parent.name for p in submitted.glob(f"*/{exercise}") if p.is_dir())
+    notebooks = expected_notebooks(api, exercise)
+    pending = {}
+    for student in students:
+        reason = precheck(submitted / student / exercise, notebooks)
+        if reason:
+            _record(api, exercise, student, reason)
+        else:
+            pending[student] = None
+    start, done = time.monotonic(), len(students) - len(pending)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        futures = {student: pool.submit(_autograde_one, str(root), exercise, student) for student in pending}
+        for student, future in futures.items():
+            try:
+                reason = future.result()
+            except Exception as error:  # noqa: BLE001 - a crashed worker is this submission's outcome
+                reason = f"grader error: {error}"
+            _record(api, exercise, student, reason)
+            done += 1
+            elapsed = time.monotonic() - start
+            remaining = elapsed / max(done, 1) * (len(students) - done)
+            progress(f"autograde {exercise}: {done}/{len(students)} done, ETA {remaining:.0f} s")
+    return outcomes(exercise, root)
+
+
+# --- reports -----------------------------------------------------------------------------------
+
+def scores(exercise, root=ROOT):
+    """One row per collected submission: student, status, score, max score, reason, score per test."""
+    from nbgrader.api import Gradebook
+
+    api = course_api(root)
+    verdicts = outcomes(exercise, root)
+    rows = []
+    with warnings.catch_warnings(), Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
+        warnings.simplefilter("ignore", sa.exc.SAWarning)  # nbgrader's own session handling, harmless
+        for student, reason in sorted(verdicts.items()):
+            row = {"student": student, "exercise": exercise, "status": "graded" if reason is None else "not graded",
+                   "score": "", "max_score": "", "reason": reason or "", "tests": {}}
+            if reason is None:
+                submission = gradebook.find_submission(exercise, student)
+                row["score"], row["max_score"] = submission.score, submission.max_score
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.max_score_gradecell:
+                            row["tests"][grade.name] = grade.score
+            rows.append(row)
+    return rows
+
+
+def export(exercise, csv_path, histogram_path, root=ROOT):
+    """grades.csv (reasons included) and a histogram of the graded scores."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = scores(exercise, root)
+    tests = sorted({name for row in rows for name in row["tests"]})
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "exercise", "status", "score", "max_score", "reason", *tests])
+        for row in rows:
+            writer.writerow([row["student"], row["exercise"], row["status"], row["score"], row["max_score"],
+                             row["reason"], *(row["tests"].get(name, "") for name in tests)])
+    graded = [row["score"] for row in rows if row["status"] == "graded"]
+    top = max([row["max_score"] for row in rows if row["status"] == "graded"], default=1) or 1
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    axes.hist(graded, bins=min(int(top), 20) or 1, range=(0, top), color="tab:orange", edgecolor="black")
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    not_graded = len(rows) - len(graded)
+    axes.set_title(f"{exercise}: {len(graded)} graded" + (f", {not_graded} not graded" if not_graded else ""))
+    axes.set_xlabel("score")
+    axes.set_ylabel("submissions")
+    figure.tight_layout()
+    figure.savefig(histogram_path)
+    plt.close(figure)
+
+
+def status(exercise, root=ROOT):
+    """Human-readable lines: one per submission."""
+    lines = []
+    for row in scores(exercise, root):
+        if row["status"] == "graded":
+            lines.append(f"{row['student']}: graded {row['score']:g}/{row['max_score']:g}")
+        else:
+            lines.append(f"{row['student']}: not graded: {row['reason']}")
+    return lines
+
+
+def feedback(exercise, root=ROOT):
+    _checked(course_api(root).generate_feedback(exercise), f"generating feedback for {exercise}")
+

@@ -1,0 +1,114 @@
+"""Issue 4 (first part): the instructor's workflow on real nbgrader — release to the exchange, learners
+fetch and submit with nbgrader's own commands, collect, autograde in parallel, and every submission
+ends graded or "not graded: reason"; export writes the CSV and the histogram; feedback keeps hidden
+tests hidden."""
+import csv
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from grader import workflow
+from grader.build import ROOT, nbgrader_env
+from test_exercises import _reference_solutions, _submission_like
+
+EXERCISE = "ex3_freeing"
+
+
+def _run(root, args, cwd):
+    env = nbgrader_env(root)
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def _learner(root, name, edit):
+    """A learner fetches the exercise with nbgrader, edits the notebook folder, and submits it (all
+    learners share this machine's user, so each submits under its own --student id)."""
+    home = root / "learners" / name
+    home.mkdir(parents=True)
+    _run(root, [sys.executable, "-m", "nbgrader", "fetch_assignment", EXERCISE], home)
+    edit(home / EXERCISE)
+    _run(root, [sys.executable, "-m", "nbgrader", "submit", EXERCISE, f"--student={name}"], home)
+
+
+def _solve(folder, root):
+    _submission_like(folder / f"{EXERCISE}.ipynb", lambda gid, ref, released: ref, _reference_solutions(root, EXERCISE))
+
+
+def _break_cell(source):
+    def edit(folder):
+        path = folder / f"{EXERCISE}.ipynb"
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == "BackwardFunction-_release_saved":
+                cell.source = source
+        nbformat.write(notebook, path)
+    return edit
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("workflow")
+    for folder in ("grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(root / "grader" / "nbgrader_config.py", "a") as config:
+        config.write("c.Execute.timeout = 10\n")
+    _run(root, [sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], root)
+    workflow.release(EXERCISE, root=root)
+    learners = {
+        "ada": lambda folder: _solve(folder, root),
+        "bob": lambda folder: None,
+        "cy": _break_cell("import os\nos._exit(1)"),
+        "dee": _break_cell("while True:\n    pass"),
+        "eve": lambda folder: (folder / f"{EXERCISE}.ipynb").write_text('{"cells": ['),
+        "fay": lambda folder: (folder / f"{EXERCISE}.ipynb").rename(folder / "my_work.ipynb"),
+        "gus": lambda folder: (folder / f"{EXERCISE}.ipynb").write_bytes(b"\xff\xfe not a notebook"),
+    }
+    for name, edit in learners.items():
+        _learner(root, name, edit)
+    workflow.collect(EXERCISE, root=root)
+    lines = []
+    workflow.autograde(EXERCISE, workers=2, root=root, progress=lines.append)
+    return root, lines
+
+
+def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
+    root, _ = course
+    verdicts = workflow.outcomes(EXERCISE, root=root)
+    assert verdicts["ada"] is None and verdicts["bob"] is None
+    assert verdicts["cy"] == "kernel died while running the notebook"
+    assert verdicts["dee"].startswith("timed out in cell")
+    assert verdicts["eve"].startswith(f"invalid notebook {EXERCISE}.ipynb: Notebook does not appear to be JSON")
+    assert verdicts["fay"] == f"missing notebook {EXERCISE}.ipynb (found: my_work.ipynb)"
+    assert verdicts["gus"] == f"invalid notebook {EXERCISE}.ipynb: not UTF-8 text"
+
+
+def test_status_shows_scores_and_reasons(course):
+    root, progress = course
+    lines = workflow.status(EXERCISE, root=root)
+    assert "ada: graded 12/12" in lines and "bob: graded 0/12" in lines
+    assert "fay: not graded: missing notebook ex3_freeing.ipynb (found: my_work.ipynb)" in lines
+    assert progress[-1].startswith(f"autograde {EXERCISE}: 7/7 done, ETA")
+
+
+def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
+    root, _ = course
+    workflow.export(EXERCISE, tmp_path / "grades.csv", tmp_path / "scores.png", root=root)
+    with open(tmp_path / "grades.csv") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert rows["ada"]["status"] == "graded" and float(rows["ada"]["score"]) == 12
+    assert float(rows["ada"]["test-seed-003"]) == 3
+    assert rows["cy"]["status"] == "not graded" and rows["cy"]["score"] == "" and rows["cy"]["reason"]
+    assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_feedback_shows_hidden_tests_only_as_passed_or_failed(course):
+    root, _ = course
+    workflow.feedback(EXERCISE, root=root)
+    html = (root / ".course" / "feedback" / "ada" / EXERCISE / f"{EXERCISE}.html").read_text()
+    assert "hidden test — passed — 3/3 points" in html
+    assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
+    assert "seed 003: m = k after backward" in html
