@@ -6,8 +6,10 @@ exercises/; the gradebook, the exchange and the collected, autograded and feedba
 under the git-ignored .course/ at the repository root.
 """
 import os
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # the `grader` preprocessors named below, whichever way nbgrader was started
 STATE = os.path.join(ROOT, ".course")
 os.makedirs(STATE, exist_ok=True)  # sqlite creates the gradebook file, not its folder
 
@@ -27,5 +29,9 @@ c.Exchange.root = os.path.join(STATE, "exchange")
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 120  # seconds per cell
+c.Autograde.autograde_preprocessors = [
+    "grader.execute.Execute", "nbgrader.preprocessors.IgnorePattern", "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

@@ -7,6 +7,7 @@ never a silent 0.0; autograde runs submissions in parallel worker processes and 
 The outcomes live in the gradebook's database, in a table of their own beside nbgrader's.
 """
 import csv
+import re
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -18,6 +19,7 @@ import nbformat
 import sqlalchemy as sa
 
 from .build import ROOT
+from .execute import DIED
 
 OUTCOMES = sa.Table(
     "grader_outcomes", sa.MetaData(),
@@ -98,17 +100,17 @@ def precheck(folder, notebooks):
     return None
 
 
-def execution_problem(notebook_path):
-    """A cell that ended the run abnormally (timeout, dead kernel, memory), from the executed notebook."""
+def execution_problem(notebook_path, timeout):
+    """A cell that ended the run abnormally (timeout, memory), from the executed notebook."""
     notebook = nbformat.read(notebook_path, as_version=4)
     for index, cell in enumerate(notebook.cells, start=1):
         for output in cell.get("outputs", []):
             if output.get("output_type") != "error":
                 continue
             if output.ename == "CellTimeoutError":
-                return f"timed out in cell {index}"
-            if output.ename in ("DeadKernelError", "MemoryError"):
-                return f"{'kernel died' if output.ename == 'DeadKernelError' else 'out of memory'} in cell {index}"
+                return f"timed out in cell {index} after {timeout} s"
+            if output.ename == "MemoryError":
+                return f"out of memory in cell {index}"
     return None
 
 
@@ -118,12 +120,13 @@ def _autograde_one(root, exercise, student):
     result = api.autograde(exercise, student, force=True, create=True)
     if not result["success"]:
         log = (result.get("log") or "") + (result.get("error") or "")
-        if "DeadKernelError" in log or "Kernel died" in log:
-            return "kernel died while running the notebook"
+        died = re.search(DIED.format(r"(\d+)"), log)
+        if died:
+            return died.group(0)
         return "autograde failed: " + _last_line(log)
     autograded = Path(api.coursedir.root) / api.coursedir.autograded_directory / student / exercise
     for name in expected_notebooks(api, exercise):
-        problem = execution_problem(autograded / name)
+        problem = execution_problem(autograded / name, api.config.Execute.get("timeout", 30))
         if problem:
             return problem
     return None

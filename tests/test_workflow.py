@@ -79,8 +79,8 @@ def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
     root, _ = course
     verdicts = workflow.outcomes(EXERCISE, root=root)
     assert verdicts["ada"] is None and verdicts["bob"] is None
-    assert verdicts["cy"] == "kernel died while running the notebook"
-    assert verdicts["dee"].startswith("timed out in cell")
+    assert verdicts["cy"] == "kernel died in cell 4"
+    assert verdicts["dee"] == "timed out in cell 4 after 10 s"
     assert verdicts["eve"].startswith(f"invalid notebook {EXERCISE}.ipynb: Notebook does not appear to be JSON")
     assert verdicts["fay"] == f"missing notebook {EXERCISE}.ipynb (found: my_work.ipynb)"
     assert verdicts["gus"] == f"invalid notebook {EXERCISE}.ipynb: not UTF-8 text"

@@ -1,0 +1,370 @@
+"""Issue 4, sandbox: each restriction is proven by student code that tries to break it, run through
+``grader.sandbox`` both as a plain ``python -c`` command (``wrap``) and as notebook cells in a
+sandboxed Jupyter kernel (nbclient with ``SandboxedKernelManager``, and nbgrader's Execute).
+
+The scratch course lives under /var/tmp, not /tmp: the sandbox gets a private /tmp, so a course
+there would merely be invisible inside, and "read-only" would go unproven."""
+import asyncio
+import errno
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import uuid
+import warnings
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from traitlets.config import Config
+
+from grader import sandbox
+from grader.build import ROOT
+from grader.sandbox import Limits, SandboxedExecute, SandboxedKernelManager, SandboxUnavailable, check_available, wrap
+
+REASON = check_available()
+if REASON:
+    print(f"sandbox tests skipped: {REASON}")
+    warnings.warn(f"sandbox tests skipped: {REASON}")
+    pytest.skip(REASON, allow_module_level=True)
+
+SECRET = "hidden test: assert secret_answer == 42"
+
+
+@pytest.fixture(scope="module")
+def course():
+    """A course as the grader sees it: alice's working copy, bob's beside it, the gradebook, solutions."""
+    base = tempfile.mkdtemp(prefix="sbx-", dir="/var/tmp" if os.access("/var/tmp", os.W_OK) else None)
+    root = os.path.join(base, "course")
+    paths = {"root": root, "work": os.path.join(root, ".course", "autograded", "alice", "ex1"),
+             "bob": os.path.join(root, ".course", "autograded", "bob", "ex1", "ex1.ipynb"),
+             "gradebook": os.path.join(root, ".course", "gradebook.db"),
+             "beside_gradebook": os.path.join(root, ".course", "exchange.log"),
+             "solution": os.path.join(root, "solutions", "ex1", "ex1.ipynb")}
+    for name in ("bob", "gradebook", "beside_gradebook", "solution"):
+        os.makedirs(os.path.dirname(paths[name]), exist_ok=True)
+        with open(paths[name], "w") as file:
+            file.write(SECRET if name in ("gradebook", "solution") else f"{name}'s file")
+    shutil.copytree(ROOT / "minigrad", os.path.join(paths["work"], "minigrad"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    paths["hidden"] = [os.path.join(root, "solutions"), paths["gradebook"]]
+    yield paths
+    shutil.rmtree(base)
+
+
+def run(course, code, limits=None, hidden=None, timeout=60):
+    """Run ``python -c code`` in the sandbox, in alice's working copy."""
+    command = wrap([sys.executable, "-c", textwrap.dedent(code)], course["work"], limits or Limits(),
+                   course["hidden"] if hidden is None else hidden)
+    return subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout)
+
+
+def read(path):
+    with open(path) as file:
+        return file.read()
+
+
+def test_writes_inside_the_workdir_and_private_tmp_work(course):
+    done = run(course, """
+        import os
+        open("answer.txt", "w").write("mine")
+        open("/tmp/scratch-sbx-test", "w").write("tmp")
+        print(os.getcwd())
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == os.path.realpath(course["work"])
+    assert read(os.path.join(course["work"], "answer.txt")) == "mine"
+    assert not os.path.exists("/tmp/scratch-sbx-test")  # the sandbox's /tmp is its own
+
+
+def test_writes_outside_the_workdir_fail(course):
+    python_dir = os.path.dirname(os.path.realpath(sys.executable))
+    targets = [course["bob"], os.path.join(os.path.dirname(course["bob"]), "new.py"), course["beside_gradebook"],
+               os.path.join(course["root"], ".course", "new.db"), os.path.join(python_dir, "sbx-probe"),
+               os.path.join(course["root"], "sbx-probe")]
+    before = {path: read(path) for path in targets if os.path.exists(path)}
+    done = run(course, f"""
+        import os
+        for path in {targets!r}:
+            try:
+                with open(path, "a") as file:
+                    file.write("tampered")
+                print("WROTE", path)
+            except OSError as error:
+                print(error.errno, path)
+        for attempt in (lambda: os.remove({course['bob']!r}), lambda: os.rename({course['bob']!r}, {course['bob'] + '.moved'!r})):
+            try:
+                attempt()
+                print("CHANGED")
+            except OSError as error:
+                print(error.errno, "remove/rename")
+    """)
+    try:
+        assert done.returncode == 0, done.stderr
+        assert "WROTE" not in done.stdout and "CHANGED" not in done.stdout
+        assert done.stdout.split().count(str(errno.EROFS)) == len(targets) + 2, done.stdout
+        assert {path: read(path) for path in before} == before
+    finally:
+        for path in targets:
+            if path not in before and os.path.exists(path):
+                os.remove(path)
+
+
+def test_hidden_paths_are_unreadable(course):
+    done = run(course, f"""
+        import os
+        print("solutions:", os.listdir({os.path.join(course['root'], 'solutions')!r}))
+        for path in ({course['solution']!r}, {course['gradebook']!r}):
+            try:
+                print(repr(open(path).read()))
+            except OSError as error:
+                print(type(error).__name__)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout
+    assert done.stdout.split("\n")[:3] == ["solutions: []", "FileNotFoundError", "PermissionError"]
+
+
+def test_workdir_inside_a_hidden_folder_stays_usable(course):
+    """Hiding all of .course/ (other students, the gradebook, the exchange) keeps the workdir bound."""
+    done = run(course, f"""
+        import os
+        open("inside.txt", "w").write("ok")
+        print(os.listdir({os.path.join(course['root'], '.course')!r}), os.path.exists({course['bob']!r}))
+    """, hidden=[os.path.join(course["root"], ".course"), os.path.join(course["root"], "solutions")])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['autograded']", "False"]
+    assert read(os.path.join(course["work"], "inside.txt")) == "ok"
+
+
+@pytest.fixture
+def listener():
+    """A TCP listener on the host's 127.0.0.1 and an abstract unix socket; yields (port, name, accepted)."""
+    tcp = socket.create_server(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX)
+    name = f"\0sbx-test-{uuid.uuid4().hex}"
+    unix.bind(name)
+    unix.listen()
+    accepted = []
+
+    def accept(server):
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+    threads = [threading.Thread(target=accept, args=(server,), daemon=True) for server in (tcp, unix)]
+    for thread in threads:
+        thread.start()
+    yield tcp.getsockname()[1], name, accepted
+    for server, thread in zip((tcp, unix), threads):
+        server.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        thread.join()
+        server.close()
+
+
+def test_no_network(course, listener):
+    port, name, accepted = listener
+    done = run(course, f"""
+        import socket
+        for family, address in ((socket.AF_INET, ("127.0.0.1", {port})), (socket.AF_UNIX, {name!r})):
+            try:
+                socket.socket(family).connect(address)
+                print("CONNECTED")
+            except OSError as error:
+                print(type(error).__name__)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ConnectionRefusedError", "ConnectionRefusedError"]
+    assert accepted == []
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()  # the listener was there all along
+
+
+def test_memory_bomb_gets_memory_error(course):
+    done = run(course, """
+        hoard = []
+        try:
+            while True:
+                hoard.append(bytearray(64 << 20))
+        except MemoryError:
+            print("MemoryError after", len(hoard) * 64, "MiB")
+    """, Limits(memory_bytes=1 << 30))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("MemoryError after")
+    assert int(done.stdout.split()[2]) < 1024
+
+
+def test_infinite_loop_is_stopped_by_the_cpu_limit(course):
+    done = run(course, "while True: pass", Limits(cpu_seconds=1), timeout=30)
+    assert done.returncode in (128 + signal.SIGXCPU, 128 + signal.SIGKILL)
+
+
+def test_fork_bomb_is_bounded(course):
+    done = run(course, """
+        import os
+        release, hold = os.pipe()
+        children, refused = 0, 0
+        for _ in range(500):
+            try:
+                pid = os.fork()
+            except BlockingIOError:
+                refused += 1
+                continue
+            if pid == 0:
+                os.close(hold)
+                os.read(release, 1)
+                os._exit(0)
+            children += 1
+        os.close(hold)
+        while True:
+            try:
+                os.wait()
+            except ChildProcessError:
+                break
+        print(children, refused)
+    """, Limits(processes=16))
+    assert done.returncode == 0, done.stderr
+    children, refused = map(int, done.stdout.split())
+    assert 0 < children < 16 and children + refused == 500
+
+
+def test_file_size_is_bounded(course):
+    done = run(course, """
+        for path in ("big.bin", "/tmp/big.bin"):
+            try:
+                open(path, "wb").write(bytes(2 << 20))
+                print("WROTE")
+            except OSError as error:
+                print(error.errno)
+    """, Limits(file_bytes=1 << 20))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(errno.EFBIG)] * 2
+
+
+def test_torch_and_minigrad_work(course):
+    done = run(course, """
+        import torch, minigrad
+        a = minigrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        (a @ a).exp().sum().backward()
+        (t @ t).exp().sum().backward()
+        assert torch.allclose(a.grad._data, t.grad), (a.grad, t.grad)
+        print("ok", type(a.grad).__module__)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok", "minigrad.tensor"]
+
+
+def notebook(*sources):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(textwrap.dedent(s)) for s in sources])
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def execute(nb, course, **traits):
+    """Run the notebook as nbclient does for nbgrader: the kernel manager is made from the config."""
+    config = Config()
+    for name, value in {"hidden": course["hidden"], **traits}.items():
+        setattr(config.SandboxedKernelManager, name, value)
+    NotebookClient(nb, config=config, kernel_manager_class=SandboxedKernelManager, timeout=60,
+                   resources={"metadata": {"path": course["work"]}}).execute()
+    return [("".join(output.get("text", "") for output in cell.outputs)).strip() for cell in nb.cells]
+
+
+def test_notebook_cells_run_sandboxed(course, listener):
+    """The real use: a kernel in the sandbox; each cell tries one escape and prints how it failed."""
+    port, _, accepted = listener
+    outputs = execute(notebook(
+        f"import os, socket, errno\nprint(os.getcwd() == {os.path.realpath(course['work'])!r})",
+        """
+        open("from-kernel.txt", "w").write("mine")
+        print(open("from-kernel.txt").read())""",
+        f"""
+        try:
+            open({course['bob']!r}, "w")
+        except OSError as error:
+            print(errno.errorcode[error.errno])""",
+        f"""
+        try:
+            open({course['solution']!r})
+        except OSError as error:
+            print(type(error).__name__, os.listdir({os.path.join(course['root'], 'solutions')!r}))""",
+        f"""
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=5)
+        except OSError as error:
+            print(type(error).__name__)""",
+        """
+        try:
+            bomb = bytearray(8 << 30)
+        except MemoryError:
+            print("MemoryError")""",
+        """
+        release, hold = os.pipe()
+        children = 0
+        for _ in range(500):
+            try:
+                if os.fork() == 0:
+                    os.close(hold); os.read(release, 1); os._exit(0)
+                children += 1
+            except BlockingIOError:
+                pass
+        os.close(hold)
+        for _ in range(children):
+            os.wait()
+        print(0 < children < 40)""",
+        """
+        import torch, minigrad
+        a = minigrad.ones(3, requires_grad=True)
+        (a * a).sum().backward()
+        print(a.grad.tolist())""",
+    ), course, processes=40)
+    assert outputs == ["True", "mine", "EROFS", "FileNotFoundError []", "ConnectionRefusedError", "MemoryError",
+                       "True", "[2.0, 2.0, 2.0]"]
+    assert accepted == []
+    assert read(os.path.join(course["work"], "from-kernel.txt")) == "mine"
+    assert not [name for name in os.listdir(course["work"]) if name.startswith(".kernel-")]  # sockets cleaned up
+
+
+def test_kernel_in_an_infinite_loop_is_killed_by_the_cpu_limit(course):
+    with pytest.raises(DeadKernelError):
+        execute(notebook("while True: pass"), course, cpu_seconds=3)
+
+
+def test_a_cell_past_the_timeout_is_interrupted_and_the_next_one_runs(course):
+    """nbclient interrupts on timeout; a signal would reach bwrap, so the manager sends a message."""
+    nb = notebook("import time\ntime.sleep(600)", "print('next')")
+    config = Config()
+    config.SandboxedKernelManager.hidden = course["hidden"]
+    NotebookClient(nb, config=config, kernel_manager_class=SandboxedKernelManager, timeout=2,
+                   interrupt_on_timeout=True, allow_errors=True, resources={"metadata": {"path": course["work"]}}
+                   ).execute()
+    assert nb.cells[0].outputs[0].ename == "KeyboardInterrupt"
+    assert nb.cells[1].outputs[0].text == "next\n"
+
+
+def test_nbgrader_execute_runs_the_sandboxed_kernel(course):
+    """nbgrader's Execute ignores ``c.Execute.kernel_manager_class``; SandboxedExecute is the way in,
+    and the kernel manager's limits and hidden paths come from the config."""
+    config = Config()
+    config.SandboxedKernelManager.hidden = course["hidden"]
+    config.SandboxedKernelManager.cpu_seconds = 30
+    nb = notebook(f"""
+        import resource, os
+        print(resource.getrlimit(resource.RLIMIT_CPU)[0], os.path.exists({course['solution']!r}))""")
+    SandboxedExecute(config=config).preprocess(nb, {"metadata": {"path": course["work"]}})
+    assert nb.cells[0].outputs[0].text.split() == ["30", "False"]
+
+
+def test_refuses_without_the_sandbox_and_says_why(course, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    reason = check_available.__wrapped__()
+    assert reason == "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    monkeypatch.setattr(sandbox, "check_available", lambda: reason)
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        asyncio.run(SandboxedKernelManager(kernel_name="python3").start_kernel(cwd=course["work"]))
