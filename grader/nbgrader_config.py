@@ -30,8 +30,11 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = 120  # seconds per cell
 c.Autograde.autograde_preprocessors = [
-    "grader.execute.Execute", "nbgrader.preprocessors.IgnorePattern", "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "grader.execute.SandboxedExecute", "nbgrader.preprocessors.IgnorePattern", "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
+# What student code must not read while it is graded: solutions and hidden tests (their sources
+# too), the reference engine, and all course state (the gradebook, other students' folders).
+c.SandboxedKernelManager.hidden = [os.path.join(ROOT, name) for name in ("solutions", "grader", "minigrad")] + [STATE]
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

@@ -44,7 +44,6 @@ import uuid
 from dataclasses import dataclass
 
 from jupyter_client.manager import AsyncKernelManager
-from nbgrader.preprocessors import Execute
 from traitlets import Integer, List, Unicode
 
 GiB, MiB = 1 << 30, 1 << 20
@@ -190,17 +189,3 @@ class SandboxedKernelManager(AsyncKernelManager):
         # parent (--die-with-parent does that) nor prints its "Ctrl-C will not work" note.
         env = {**(self.kernel_spec.env or {}), "JPY_PARENT_PID": "1"}
         return wrap(argv, self._workdir, self.limits, self.hidden, env=env)
-
-
-class SandboxedExecute(Execute):
-    """nbgrader's Execute preprocessor, with kernels in the sandbox.
-
-    ``c.Execute.kernel_manager_class`` does not work: nbgrader 0.9.6's Execute passes
-    ``kernel_manager_class=AsyncKernelManager`` to its constructor, and constructor arguments beat
-    config. So swap the preprocessor itself (nbconvert imports names given as strings):
-    ``c.Autograde.autograde_preprocessors = ["grader.sandbox.SandboxedExecute", ...the rest of
-    nbgrader's list]``, and set ``c.SandboxedKernelManager.hidden`` (and the limits) in the config."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
-        super().__init__(*args, **kwargs)

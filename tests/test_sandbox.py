@@ -26,7 +26,8 @@ from traitlets.config import Config
 
 from grader import sandbox
 from grader.build import ROOT
-from grader.sandbox import Limits, SandboxedExecute, SandboxedKernelManager, SandboxUnavailable, check_available, wrap
+from grader.execute import SandboxedExecute
+from grader.sandbox import Limits, SandboxedKernelManager, SandboxUnavailable, check_available, wrap
 
 REASON = check_available()
 if REASON:
