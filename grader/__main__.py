@@ -29,6 +29,7 @@ def main(argv=None):
         command.add_argument("exercise")
         if name == "autograde":
             command.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+            command.add_argument("--force", action="store_true", help="grade again what was graded already")
             command.add_argument("--no-sandbox", action="store_true",
                                  help="run student code with the grader's rights (when the sandbox cannot be set up)")
         if name == "export":
@@ -46,7 +47,7 @@ def main(argv=None):
         from .sandbox import SandboxUnavailable
 
         try:
-            workflow.autograde(args.exercise, workers=args.workers, sandbox=not args.no_sandbox)
+            workflow.autograde(args.exercise, workers=args.workers, sandbox=not args.no_sandbox, force=args.force)
         except SandboxUnavailable as refusal:
             print(refusal, file=sys.stderr)
             return 2

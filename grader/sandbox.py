@@ -40,7 +40,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from dataclasses import dataclass
 
 from jupyter_client.manager import AsyncKernelManager
@@ -94,11 +93,12 @@ def check_available():
     return None
 
 
-def wrap(argv, workdir, limits=Limits(), hidden=(), env=None):
+def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
     """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist).
 
     ``env``: variables to set inside besides the few the sandbox sets (PATH, HOME=/tmp, ...); nothing
-    else of the caller's environment goes in."""
+    else of the caller's environment goes in. ``sockets``: a directory shared with the outside at
+    the same path (a kernel's connection file and unix sockets)."""
     workdir = os.path.realpath(workdir)
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -119,6 +119,8 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None):
             command += ["--ro-bind", "/dev/null", path]
     for path in hidden_dirs:
         command += ["--remount-ro", path]
+    if sockets:
+        command += ["--bind", sockets, sockets]
     variables = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/tmp", "TMPDIR": "/tmp",
                  "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
                  "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
@@ -152,13 +154,12 @@ class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager whose kernel runs in the sandbox, in the cwd it is started with.
 
     The kernel talks to its client over jupyter_client's IPC transport (unix sockets), since the
-    sandbox has no network; the connection file and the sockets are in the workdir, which is bound
-    at the same path inside and out. Interrupts go as control messages: a signal would reach bwrap,
+    sandbox has no network; the connection file and the sockets are in a short folder under the
+    host's /tmp, bound at the same path inside and out. Interrupts go as control messages: a signal would reach bwrap,
     not the kernel. Refuses to start (SandboxUnavailable) when the sandbox cannot be set up.
 
     nbclient passes the notebook's folder as ``cwd``: ``NotebookClient(nb, resources={"metadata":
-    {"path": workdir}}, kernel_manager_class=SandboxedKernelManager)``. The workdir's path must be
-    short (at most 83 characters): a unix socket's path is limited to 107."""
+    {"path": workdir}}, kernel_manager_class=SandboxedKernelManager)``."""
 
     cpu_seconds = Integer(Limits.cpu_seconds, help="RLIMIT_CPU of the kernel").tag(config=True)
     memory_bytes = Integer(Limits.memory_bytes, help="RLIMIT_AS of the kernel").tag(config=True)
@@ -175,10 +176,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         if reason:
             raise SandboxUnavailable(reason)
         kw["cwd"] = self._workdir = os.path.realpath(kw.get("cwd") or os.getcwd())
-        if not self.connection_file.startswith(os.path.join(self._workdir, ".kernel-")):  # not a restart
-            name = os.path.join(self._workdir, f".kernel-{uuid.uuid4().hex[:8]}")
-            if len(name) > 100:
-                raise SandboxUnavailable(f"workdir path too long for the kernel's sockets: {self._workdir}")
+        if not getattr(self, "_sockets", None):  # not a restart
+            # A unix socket's path has at most 107 bytes and a workdir can be longer: the
+            # connection file and sockets get a short folder of their own, shared with the sandbox.
+            self._sockets = tempfile.mkdtemp(prefix="mgk-", dir="/tmp")
+            name = os.path.join(self._sockets, "kernel")
             self.transport, self.ip, self.connection_file = "ipc", name, name + ".json"
         self.kernel_spec.interrupt_mode = "message"
         return await super()._async_pre_start_kernel(**kw)
@@ -188,4 +190,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         # Inside, the kernel's parent is bwrap's init, pid 1: ipykernel then neither polls for its
         # parent (--die-with-parent does that) nor prints its "Ctrl-C will not work" note.
         env = {**(self.kernel_spec.env or {}), "JPY_PARENT_PID": "1"}
-        return wrap(argv, self._workdir, self.limits, self.hidden, env=env)
+        return wrap(argv, self._workdir, self.limits, self.hidden, env=env, sockets=self._sockets)
+
+    def cleanup_resources(self, restart=False):
+        super().cleanup_resources(restart)
+        if not restart and getattr(self, "_sockets", None):
+            shutil.rmtree(self._sockets, ignore_errors=True)
+            self._sockets = None

@@ -154,11 +154,12 @@ def _last_line(text):
     return lines[-1][:300] if lines else "no message"
 
 
-def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True):
+def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, force=False):
     """Grade every submitted folder of ``exercise``; each ends graded or not graded with a reason.
 
-    Student code runs in the sandbox; when it cannot be set up, grading refuses (SandboxUnavailable)
-    unless ``sandbox=False``."""
+    A rerun grades only the submissions without an outcome yet (after a crash, say), or all of them
+    with ``force``. Student code runs in the sandbox; when it cannot be set up, grading refuses
+    (SandboxUnavailable) unless ``sandbox=False``."""
     if sandbox:
         from .sandbox import SandboxUnavailable, check_available
 
@@ -167,7 +168,8 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True):
             raise SandboxUnavailable(f"cannot sandbox student code: {reason} (or grade with --no-sandbox)")
     api = course_api(root, sandbox)
     submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
-    students = sorted(p.parent.name for p in submitted.glob(f"*/{exercise}") if p.is_dir())
+    finished = set() if force else set(outcomes(exercise, root))
+    students = sorted(p.parent.name for p in submitted.glob(f"*/{exercise}") if p.is_dir() and p.parent.name not in finished)
     notebooks = expected_notebooks(api, exercise)
     pending = {}
     for student in students:

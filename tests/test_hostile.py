@@ -1,0 +1,237 @@
+"""Issue 4: the hostile catalog — each a real submission, graded in one autograde run together with
+good ones. Each gets a grade or a clear reason, nothing is lost, a good submission gets exactly the
+grade it gets alone, patches of the checking machinery change nothing, student code cannot read
+hidden tests, write the gradebook or reach the network, and a grader killed mid-run resumes."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import nbformat
+import pytest
+
+from grader import workflow
+from grader.build import ROOT, nbgrader_env
+from grader.sandbox import check_available
+from test_exercises import _reference_solutions
+
+pytestmark = pytest.mark.skipif(bool(check_available()), reason=f"no sandbox here: {check_available()}")
+EXERCISE = "ex3_freeing"
+NOTEBOOK = f"{EXERCISE}.ipynb"
+RELEASE_PART = "BackwardFunction-_release_saved"
+RIGHT, WRONG = "tuple(None if s is None else _FREED for s in self._saved)", "tuple(_FREED for s in self._saved)"
+
+
+def solved(root, replace=None):
+    """The reference solution cells, some replaced ({grade_id: source})."""
+    return {**_reference_solutions(root, EXERCISE), **(replace or {})}
+
+
+def write_submission(root, student, solutions=None, edit=None):
+    folder = root / ".course" / "submitted" / student / EXERCISE
+    shutil.copytree(root / "exercises" / EXERCISE, folder)
+    path = folder / NOTEBOOK
+    if solutions is not None:
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in solutions:
+                cell.source = solutions[grade_id]
+        nbformat.write(notebook, path)
+    if edit:
+        edit(folder, path)
+
+
+def notebook_edit(change):
+    def edit(folder, path):
+        notebook = nbformat.read(path, as_version=4)
+        change(notebook)
+        nbformat.write(notebook, path)
+    return edit
+
+
+def cell(notebook, grade_id):
+    return next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def patched(patch):
+    """A typical mistake (never-saved entries freed too: seed 003's checks fail), plus a patch that
+    tries to make the failing checks pass anyway."""
+    def solutions(root):
+        broken = _reference_solutions(root, EXERCISE)[RELEASE_PART].replace(RIGHT, WRONG)
+        return solved(root, {RELEASE_PART: patch + "\n" + broken})
+    return solutions
+
+
+def in_release_cell(code):
+    """Solutions as the reference, with ``code`` run first in the _release_saved cell."""
+    return lambda root: solved(root, {RELEASE_PART: code + "\n" + _reference_solutions(root, EXERCISE)[RELEASE_PART]})
+
+
+PATCHES = {
+    "patch-torch-equal": "import torch\ntorch.equal = lambda *args, **kwargs: True",
+    "patch-check": "import minigrad.testing\nminigrad.testing.check = lambda *args, **kwargs: None\ncheck = minigrad.testing.check",
+    "patch-nearly-equal": "import minigrad.testing\nminigrad.testing.nearly_equal = lambda *args, **kwargs: True",
+    "patch-showtraceback": "get_ipython().showtraceback = lambda *args, **kwargs: None",
+    "patch-builtins": "import builtins\nbuiltins.AssertionError = type('Quiet', (BaseException,), {})",
+    "patch-sys-modules": ("import sys, types\nfake = types.ModuleType('minigrad.testing')\n"
+                          "fake.check = fake.outcome = lambda *args, **kwargs: None\nsys.modules['minigrad.testing'] = fake"),
+}
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """A TCP listener on loopback that records whether anything connected."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.5)
+    connections = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                connections.append(server.accept())
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], connections
+    stop.set()
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory, listener):
+    port, _ = listener
+    root = tmp_path_factory.mktemp("hostile")
+    for folder in ("grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(root / "grader" / "nbgrader_config.py", "a") as config:
+        config.write("c.Execute.timeout = 10\n")
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], cwd=root,
+                   env=nbgrader_env(root), check=True, capture_output=True)
+    hidden_source = root / "solutions" / EXERCISE / NOTEBOOK
+    gradebook = root / ".course" / "gradebook.db"
+    submissions = {
+        "good-1": (lambda r: solved(r), None),
+        "good-2": (lambda r: solved(r), None),
+        "untouched": (lambda r: None, None),
+        "broken": (patched(""), None),
+        **{name: (patched(code), None) for name, code in PATCHES.items()},
+        "infinite-loop": (in_release_cell("while True:\n    pass"), None),
+        "sleep-forever": (in_release_cell("import time\ntime.sleep(10**6)"), None),
+        "exit": (in_release_cell("import os\nos._exit(1)"), None),
+        "segfault": (in_release_cell("import ctypes\nctypes.string_at(0)"), None),
+        "memory-bomb": (in_release_cell("hoard = bytearray(1 << 40)"), None),
+        "fork-bomb": (in_release_cell("import os, time\nfor _ in range(300):\n    try:\n        pid = os.fork()\n"
+                                      "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n"
+                                      "        os._exit(0)"), None),
+        "huge-output": (in_release_cell("print('x' * 100_000_000)"), None),
+        "invalid-json": (None, lambda folder, path: path.write_text('{"cells": [')),
+        "empty-file": (None, lambda folder, path: path.write_bytes(b"")),
+        "non-utf8": (None, lambda folder, path: path.write_bytes(b"\xff\xfe\x00garbage")),
+        "missing": (None, lambda folder, path: path.unlink()),
+        "misnamed": (None, lambda folder, path: path.rename(folder / "Exercise 3.ipynb")),
+        "deleted-test-cell": (lambda r: solved(r), notebook_edit(
+            lambda nb: nb.cells.remove(cell(nb, "test-seed-003")))),
+        "edited-locked-test": (patched(""), notebook_edit(
+            lambda nb: setattr(cell(nb, "test-second-backward"), "source", "pass"))),
+        "cell-to-markdown": (lambda r: solved(r), notebook_edit(
+            lambda nb: setattr(cell(nb, RELEASE_PART), "cell_type", "markdown"))),
+        "read-hidden": (in_release_cell(
+            f"try:\n    leaked = open({str(hidden_source)!r}).read()\nexcept OSError as error:\n    leaked = repr(error)\n"
+            "open('leak.txt', 'w').write(leaked)"), None),
+        "write-gradebook": (in_release_cell(
+            f"try:\n    open({str(gradebook)!r}, 'ab').write(b'garbage')\n    wrote = 'wrote'\nexcept OSError as error:\n"
+            "    wrote = repr(error)\nopen('wrote.txt', 'w').write(wrote)"), None),
+        "network": (in_release_cell(
+            f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n    reached = 'connected'\n"
+            "except OSError as error:\n    reached = repr(error)\nopen('network.txt', 'w').write(reached)"), None),
+    }
+    for student, (solutions, edit) in submissions.items():
+        write_submission(root, student, solutions(root) if solutions else None, edit)
+    workflow.autograde(EXERCISE, workers=2, root=root, progress=lambda line: None)
+    return root, {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
+
+
+def test_everything_is_graded_or_has_a_clear_reason(catalog):
+    _, rows = catalog
+    assert len(rows) == 28
+    for student, row in rows.items():
+        assert row["status"] == "graded" or row["reason"], student
+        assert "autograde failed" not in row["reason"] and "grader error" not in row["reason"], (student, row)
+
+
+def test_good_submissions_get_the_grade_they_get_alone(catalog):
+    _, rows = catalog
+    for student in ("good-1", "good-2", "deleted-test-cell"):
+        assert rows[student]["score"] == rows[student]["max_score"] == 12, (student, rows[student])
+    assert rows["untouched"]["score"] == 0
+
+
+@pytest.mark.parametrize("student", sorted(PATCHES) + ["edited-locked-test"])
+def test_patching_the_checks_changes_nothing(catalog, student):
+    _, rows = catalog
+    assert 0 < rows["broken"]["score"] < 12
+    assert rows[student]["status"] == "graded"
+    assert rows[student]["score"] == rows["broken"]["score"], rows[student]
+
+
+def test_runaway_code_is_stopped_with_a_reason(catalog):
+    _, rows = catalog
+    assert rows["infinite-loop"]["reason"] == "timed out in cell 4 after 10 s"
+    assert rows["sleep-forever"]["reason"] == "timed out in cell 4 after 10 s"
+    assert rows["exit"]["reason"] == "kernel died in cell 4"
+    assert rows["segfault"]["reason"] == "kernel died in cell 4"
+    assert rows["memory-bomb"]["reason"] == "out of memory in cell 4"
+    assert rows["fork-bomb"]["status"] == "graded" and rows["huge-output"]["status"] == "graded"
+
+
+def test_unreadable_submissions_say_why(catalog):
+    _, rows = catalog
+    assert rows["invalid-json"]["reason"].startswith(f"invalid notebook {NOTEBOOK}: Notebook does not appear to be JSON")
+    assert rows["empty-file"]["reason"].startswith(f"invalid notebook {NOTEBOOK}")
+    assert rows["non-utf8"]["reason"] == f"invalid notebook {NOTEBOOK}: not UTF-8 text"
+    assert rows["missing"]["reason"] == f"missing notebook {NOTEBOOK} (found: no notebook)"
+    assert rows["misnamed"]["reason"] == f"missing notebook {NOTEBOOK} (found: Exercise 3.ipynb)"
+    assert rows["cell-to-markdown"]["status"] == "graded" or rows["cell-to-markdown"]["reason"]
+
+
+def test_student_code_cannot_read_hidden_tests_write_the_gradebook_or_reach_the_network(catalog, listener):
+    root, rows = catalog
+    autograded = root / ".course" / "autograded"
+    leaked = (autograded / "read-hidden" / EXERCISE / "leak.txt").read_text()
+    assert "HIDDEN TESTS" not in leaked and "Error" in leaked
+    assert (autograded / "write-gradebook" / EXERCISE / "wrote.txt").read_text() != "wrote"
+    assert rows["good-1"]["score"] == 12  # the gradebook is intact
+    assert "Error" in (autograded / "network" / EXERCISE / "network.txt").read_text()
+    assert listener[1] == []
+
+
+def test_a_grader_killed_mid_run_resumes_where_it_stopped(catalog):
+    root, _ = catalog
+    for student in ("late-1", "late-2", "late-3", "late-4"):
+        write_submission(root, student, solved(root))
+    before = workflow.outcomes(EXERCISE, root=root)
+    command = [sys.executable, "-m", "grader", "autograde", EXERCISE, "--workers", "1"]
+    grader = subprocess.Popen(command, cwd=root, env=nbgrader_env(root), start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while len(workflow.outcomes(EXERCISE, root=root)) < len(before) + 1:
+        assert time.monotonic() < deadline and grader.poll() is None
+        time.sleep(0.5)
+    os.killpg(grader.pid, signal.SIGKILL)
+    grader.wait()
+    partial = workflow.outcomes(EXERCISE, root=root, with_notes=True)
+    assert len(before) < len(partial) < len(before) + 4
+    subprocess.run(command, cwd=root, env=nbgrader_env(root), check=True, capture_output=True, timeout=600)
+    rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
+    assert all(rows[f"late-{i}"]["score"] == 12 for i in range(1, 5))
+    assert len(rows) == len(before) + 4
