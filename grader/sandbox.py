@@ -106,6 +106,8 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
                "--dev", "/dev", "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                "--proc", "/proc", "--remount-ro", "/proc",
                "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
+    for path in _python_under_tmp():  # a virtual environment in /tmp must stay visible over the private /tmp
+        command += ["--ro-bind", path, path]
     # Parents before children: the workdir may lie inside a hidden folder (.course/), and a hidden
     # path inside the workdir must still be covered after the workdir is bound.
     hidden = {os.path.realpath(path) for path in (*ALWAYS_HIDDEN, *hidden) if os.path.lexists(path)} - {workdir}
@@ -139,6 +141,13 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
     return command + ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",
                       f"--as={limits.memory_bytes}", f"--nproc={limits.processes}",
                       f"--fsize={limits.file_bytes}", "--core=0", "--", *argv]
+
+
+def _python_under_tmp():
+    """The folders of this Python (a virtual environment and the interpreter it links to) that lie
+    in /tmp, which the sandbox replaces by an empty tmpfs."""
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)))}
+    return sorted(p for p in paths if p == "/tmp" or p.startswith("/tmp/"))
 
 
 _serial = itertools.count()
