@@ -235,3 +235,43 @@ def test_a_grader_killed_mid_run_resumes_where_it_stopped(catalog):
     rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
     assert all(rows[f"late-{i}"]["score"] == 12 for i in range(1, 5))
     assert len(rows) == len(before) + 4
+
+
+CHEATING_MUL = '''class Mul(Function):
+    node_name = "MulBackward0"
+    saved_names = ("self", "other")
+    inplace_saves_self = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        a._data.requires_grad_(need_a)
+        b._data.requires_grad_(need_b)
+        ctx.out = a._data * b._data
+        return ctx.out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad * b if b is not None else None, grad * a if a is not None else None)
+'''
+
+
+def test_an_engine_that_lets_torch_autograd_do_the_work_is_caught(tmp_path):
+    """Mul marking its storage requires_grad (torch's autograd recording minigrad's work) fails the
+    checks it takes part in (Exp's backward multiplies too), saying why; parts without it keep their points."""
+    from grader import verdicts
+
+    folder = tmp_path / "ex1_ops"
+    shutil.copytree(ROOT / "solutions" / "ex1_ops", folder)
+    source = folder / "ex1_ops.ipynb"
+    reference = {k: verdicts._without_markers(v) for k, v in verdicts.solution_cells(source).items()}
+    expected = verdicts.expected_results(folder, "ex1_ops")
+    actual = verdicts.run(folder, verdicts.plan(source, {**reference, "Mul": CHEATING_MUL}), "minigrad")
+    results = verdicts.compare(expected, actual)
+    assert results["test-SumDim"] == (True, "") and results["test-sum_to"] == (True, "")
+    passed, why = results["test-Mul-saved"]
+    assert not passed and why.startswith("scenario 'a * b, only a requires grad' differs")
+    assert any(seen == ["uses torch.autograd: a minigrad tensor's storage requires grad"]
+               for _, seen in actual["test-Mul-saved"]["checks"])
