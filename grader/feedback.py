@@ -1,15 +1,26 @@
 """Feedback that keeps hidden tests hidden: nbgrader's feedback shows every test cell as autograded,
 hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrades) replaces the
-hidden part of each test cell and its outputs by "hidden test — passed/failed — N points"."""
+hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", and
+opens the feedback with the device the submission was graded on."""
+import os
 import re
 
-from nbformat.v4 import new_output
+from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
+
+from .verdicts import GRADED_ON
 
 HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*\n?", re.S)
 
 
 class HideHiddenTests(NbGraderPreprocessor):
+    def preprocess(self, nb, resources):
+        graded_on = os.path.join(resources.get("metadata", {}).get("path", ""), GRADED_ON)
+        if os.path.exists(graded_on):
+            with open(graded_on) as handle:
+                nb.cells.insert(0, new_markdown_cell(f"*Graded on {handle.read().strip()}.*"))
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or not meta.get("grade") or "### BEGIN HIDDEN TESTS" not in cell.source:

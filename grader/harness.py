@@ -97,8 +97,16 @@ def main(plan_path, results_path, library):
         except BaseException as error:  # noqa: BLE001 - a failing cell is a result
             if current is not None and cell["kind"] == "test":
                 results[current]["error"] = f"{_type(error).__name__}: {error}"[:2000]
+    results["_device"] = device_description(torch)
     with _open(results_path, "w") as handle:
         handle.write(_dumps(results))
+
+
+def device_description(torch):
+    """Which device the checks ran on: tests use ``DEVICE`` (the setup cell's), CUDA when there is one."""
+    if torch.cuda.is_available():
+        return f"CUDA ({torch.cuda.get_device_name(0)})"
+    return "CPU (no CUDA device on the grading machine)"
 
 
 def _storage_requires_grad(value, tensor_type):

@@ -34,6 +34,7 @@ machine). RLIMIT_AS is per process: without cgroups, the sandbox as a whole may 
 MemoryMax=..., a container's limit) for a hard total.
 """
 import functools
+import glob
 import itertools
 import os
 import shutil
@@ -103,7 +104,8 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                "--ro-bind", "/", "/",
-               "--dev", "/dev", "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+               "--dev", "/dev", *_gpu_devices(),
+               "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                "--proc", "/proc", "--remount-ro", "/proc",
                "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
     for path in _python_under_tmp():  # a virtual environment in /tmp must stay visible over the private /tmp
@@ -141,6 +143,11 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
     return command + ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",
                       f"--as={limits.memory_bytes}", f"--nproc={limits.processes}",
                       f"--fsize={limits.file_bytes}", "--core=0", "--", *argv]
+
+
+def _gpu_devices():
+    """NVIDIA's device nodes, when the machine has them: tests marked for the GPU run on it."""
+    return [arg for path in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", path, path)]
 
 
 def _python_under_tmp():

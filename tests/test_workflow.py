@@ -112,3 +112,4 @@ def test_feedback_shows_hidden_tests_only_as_passed_or_failed(course):
     assert "hidden test — passed — 3/3 points" in html
     assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "seed 003: m = k after backward" in html
+    assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html

@@ -23,6 +23,8 @@ from minigrad.function import Function
 from minigrad.ops import _keep_dims, _normalize_dims, mat2_grad
 from minigrad.testing import check
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
+
 # %% markdown
 # ## Part 1 — `SumDim`
 # `y = a.sum(dim, keepdim)`. Every element that went into a sum gets that sum's gradient: put the
@@ -117,6 +119,17 @@ check("a * b broadcast (2, 1) * (1, 3)", mul_graph, (2, 1), (1, 3), True, True)
 check("a * b broadcast (4, 1, 3) * (2, 1)", mul_graph, (4, 1, 3), (2, 1), True, True)
 check("a * b broadcast () * (2, 3)", mul_graph, (), (2, 3), True, True)
 check("a * b broadcast (3,) * (2, 3), only a", mul_graph, (3,), (2, 3), True, False)
+
+
+def mul_on_device(lib):
+    """Marked for the GPU: on DEVICE (CUDA when the grader has it)."""
+    a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, device=DEVICE, requires_grad=True)
+    b = lib.tensor([0.5, -1.0], dtype=lib.float64, device=DEVICE)
+    y = a * b
+    return y, str(y.device), y.grad_fn(lib.ones(2, 2, dtype=lib.float64, device=DEVICE))
+
+
+check("a * b on DEVICE", mul_on_device)
 ### END HIDDEN TESTS
 
 # %% markdown
