@@ -28,13 +28,18 @@ c.Exchange.root = os.path.join(STATE, "exchange")
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.OverwriteCells.add_missing_cells = True
-c.Execute.timeout = 120  # seconds per cell
+c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
+# Autograde decides points with the verdict harness (grader/verdicts.py), in the sandbox, in place of
+# executing the learner's notebook in a kernel; the rest is nbgrader's own pipeline.
 c.Autograde.autograde_preprocessors = [
-    "grader.execute.SandboxedExecute", "nbgrader.preprocessors.IgnorePattern", "nbconvert.preprocessors.ClearMetadataPreprocessor",
-    "nbgrader.preprocessors.LimitOutput", "nbgrader.preprocessors.SaveAutoGrades",
-    "nbgrader.preprocessors.AssignLatePenalties", "nbgrader.preprocessors.CheckCellMetadata"]
-# What student code must not read while it is graded: solutions and hidden tests (their sources
-# too), the reference engine, and all course state (the gradebook, other students' folders).
-c.SandboxedKernelManager.hidden = [os.path.join(ROOT, name) for name in ("solutions", "grader", "minigrad")] + [STATE]
+    "grader.verdicts.VerdictExecute", "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata"]
+c.VerdictExecute.course_root = ROOT
+c.VerdictExecute.timeout = 30  # seconds a cell may run while graded
+# What learner code must not read while it is graded: solutions and hidden tests (their sources too),
+# the reference engine, and all course state (the gradebook, other students' folders).
+c.VerdictExecute.hidden = [os.path.join(ROOT, name) for name in ("solutions", "grader", "minigrad")] + [STATE]
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

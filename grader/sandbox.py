@@ -9,9 +9,8 @@ only its own loopback, so even 127.0.0.1 reaches nothing of the host's. It has i
 UTS namespaces, /proc and /dev are read-only, and it dies with the process that started it.
 
 Limits are rlimits, set inside the sandbox by util-linux's ``prlimit`` just before the command runs
-(a command-line shim works the same for ``wrap`` and for a Jupyter kernel, which is started by
-jupyter_client's Popen where no preexec_fn can be passed in): RLIMIT_CPU, RLIMIT_AS, RLIMIT_NPROC,
-RLIMIT_FSIZE.
+(a command-line shim, so the command needs no help from its starter): RLIMIT_CPU, RLIMIT_AS,
+RLIMIT_NPROC, RLIMIT_FSIZE.
 
 RLIMIT_NPROC needs care, since it counts every process and thread of a *real* uid, and the kernel
 skips it for real uid 0 even inside a user namespace (copy_process: ``real_cred->user !=
@@ -43,8 +42,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer, List, Unicode
 
 GiB, MiB = 1 << 30, 1 << 20
 ALWAYS_HIDDEN = ("/run",)
@@ -53,7 +50,7 @@ KEPT_CAPS = ("dac_override", "dac_read_search")
 
 @dataclass(frozen=True)
 class Limits:
-    """What one sandboxed command may use; for a kernel, all the cells of a notebook together.
+    """What one sandboxed command may use; for the verdict harness, all of a notebook's checks together.
 
     Measured here (torch 2.13 CPU, OMP_NUM_THREADS=1): ``import torch`` reaches 0.6 GiB of address
     space (0.23 GiB resident); a kernel that imports torch and minigrad 1.26 GiB, with 11 threads;
@@ -94,12 +91,11 @@ def check_available():
     return None
 
 
-def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
+def wrap(argv, workdir, limits=Limits(), hidden=(), env=None):
     """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist).
 
     ``env``: variables to set inside besides the few the sandbox sets (PATH, HOME=/tmp, ...); nothing
-    else of the caller's environment goes in. ``sockets``: a directory shared with the outside at
-    the same path (a kernel's connection file and unix sockets)."""
+    else of the caller's environment goes in."""
     workdir = os.path.realpath(workdir)
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session",
@@ -123,8 +119,6 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None, sockets=None):
             command += ["--ro-bind", "/dev/null", path]
     for path in hidden_dirs:
         command += ["--remount-ro", path]
-    if sockets:
-        command += ["--bind", sockets, sockets]
     variables = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/tmp", "TMPDIR": "/tmp",
                  "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
                  "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
@@ -164,52 +158,3 @@ def _unused_uid():
     """A uid no account has (from 2**30 up), different for every sandbox running on this machine
     (this process's pid and a counter), so RLIMIT_NPROC counts one sandbox's processes only."""
     return 1 << 30 | (os.getpid() & 0x3FFFFF) << 8 | next(_serial) & 0xFF
-
-
-class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernel runs in the sandbox, in the cwd it is started with.
-
-    The kernel talks to its client over jupyter_client's IPC transport (unix sockets), since the
-    sandbox has no network; the connection file and the sockets are in a short folder under the
-    host's /tmp, bound at the same path inside and out. Interrupts go as control messages: a signal would reach bwrap,
-    not the kernel. Refuses to start (SandboxUnavailable) when the sandbox cannot be set up.
-
-    nbclient passes the notebook's folder as ``cwd``: ``NotebookClient(nb, resources={"metadata":
-    {"path": workdir}}, kernel_manager_class=SandboxedKernelManager)``."""
-
-    cpu_seconds = Integer(Limits.cpu_seconds, help="RLIMIT_CPU of the kernel").tag(config=True)
-    memory_bytes = Integer(Limits.memory_bytes, help="RLIMIT_AS of the kernel").tag(config=True)
-    processes = Integer(Limits.processes, help="RLIMIT_NPROC: processes and threads").tag(config=True)
-    file_bytes = Integer(Limits.file_bytes, help="RLIMIT_FSIZE and the size of /tmp").tag(config=True)
-    hidden = List(Unicode(), help="paths made unreadable inside the sandbox").tag(config=True)
-
-    @property
-    def limits(self):
-        return Limits(self.cpu_seconds, self.memory_bytes, self.processes, self.file_bytes)
-
-    async def _async_pre_start_kernel(self, **kw):
-        reason = check_available()
-        if reason:
-            raise SandboxUnavailable(reason)
-        kw["cwd"] = self._workdir = os.path.realpath(kw.get("cwd") or os.getcwd())
-        if not getattr(self, "_sockets", None):  # not a restart
-            # A unix socket's path has at most 107 bytes and a workdir can be longer: the
-            # connection file and sockets get a short folder of their own, shared with the sandbox.
-            self._sockets = tempfile.mkdtemp(prefix="mgk-", dir="/tmp")
-            name = os.path.join(self._sockets, "kernel")
-            self.transport, self.ip, self.connection_file = "ipc", name, name + ".json"
-        self.kernel_spec.interrupt_mode = "message"
-        return await super()._async_pre_start_kernel(**kw)
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        argv = super().format_kernel_cmd(extra_arguments)
-        # Inside, the kernel's parent is bwrap's init, pid 1: ipykernel then neither polls for its
-        # parent (--die-with-parent does that) nor prints its "Ctrl-C will not work" note.
-        env = {**(self.kernel_spec.env or {}), "JPY_PARENT_PID": "1"}
-        return wrap(argv, self._workdir, self.limits, self.hidden, env=env, sockets=self._sockets)
-
-    def cleanup_resources(self, restart=False):
-        super().cleanup_resources(restart)
-        if not restart and getattr(self, "_sockets", None):
-            shutil.rmtree(self._sockets, ignore_errors=True)
-            self._sockets = None

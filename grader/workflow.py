@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from . import verdicts
 from .build import ROOT
-from .execute import DIED
+from .verdicts import DIED
 
 OUTCOMES = sa.Table(
     "grader_outcomes", sa.MetaData(),
@@ -28,32 +28,20 @@ OUTCOMES = sa.Table(
     sa.Column("student", sa.String(128), primary_key=True),
     sa.Column("graded", sa.Boolean, nullable=False),
     sa.Column("reason", sa.Text, nullable=False, default=""),
-    sa.Column("notes", sa.Text, nullable=False, default=""),
     sa.Column("updated", sa.DateTime, nullable=False),
 )
 
 
 def course_api(root=ROOT, sandbox=True):
     """nbgrader's API, configured by grader/nbgrader_config.py of the course at ``root``
-    (``sandbox=False``: kernels run without the sandbox, as plain nbgrader runs them)."""
+    (``sandbox=False``: learner code runs with the grader's rights)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(Path(root) / "grader")).load_config()
-    if not sandbox:
-        config.Autograde.autograde_preprocessors = [
-            "grader.execute.Execute" if name == "grader.execute.SandboxedExecute" else name
-            for name in config.Autograde.autograde_preprocessors]
+    config.VerdictExecute.sandbox = sandbox
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-
-
-def sandbox_wrapper(api):
-    """How the verdict harness runs the learner's code: in the same sandbox as the kernels."""
-    from .sandbox import Limits, wrap
-
-    hidden = api.config.SandboxedKernelManager.get("hidden", [])
-    return lambda argv, folder: wrap(argv, str(folder), Limits(), hidden)
 
 
 def _checked(result, action):
@@ -78,21 +66,20 @@ def _engine(api):
     return engine
 
 
-def _record(api, exercise, student, reason, notes=()):
+def _record(api, exercise, student, reason):
     with _engine(api).begin() as connection:
         connection.execute(OUTCOMES.delete().where((OUTCOMES.c.assignment == exercise) & (OUTCOMES.c.student == student)))
         connection.execute(OUTCOMES.insert().values(assignment=exercise, student=student, graded=reason is None,
-                                                    reason=reason or "", notes="; ".join(notes),
+                                                    reason=reason or "",
                                                     updated=datetime.now(timezone.utc)))
 
 
-def outcomes(exercise, root=ROOT, with_notes=False):
-    """{student: None if graded else the reason it was not} (with the notes: {student: (reason, notes)})."""
+def outcomes(exercise, root=ROOT):
+    """{student: None if graded else the reason it was not}."""
     api = course_api(root)
     with _engine(api).connect() as connection:
         rows = connection.execute(OUTCOMES.select().where(OUTCOMES.c.assignment == exercise)).fetchall()
-    return {row.student: ((None if row.graded else row.reason, row.notes) if with_notes else
-                          None if row.graded else row.reason) for row in rows}
+    return {row.student: None if row.graded else row.reason for row in rows}
 
 
 # --- autograde ---------------------------------------------------------------------------------
@@ -118,35 +105,30 @@ def precheck(folder, notebooks):
 
 
 def execution_problem(notebook_path, timeout):
-    """A cell that ended the run abnormally (timeout, memory), from the executed notebook."""
+    """The cell a run was stopped in for running too long, from the graded notebook."""
     notebook = nbformat.read(notebook_path, as_version=4)
     for index, cell in enumerate(notebook.cells, start=1):
         for output in cell.get("outputs", []):
-            if output.get("output_type") != "error":
-                continue
-            if output.ename == "CellTimeoutError":
+            if output.get("output_type") == "error" and output.ename == "CellTimeoutError":
                 return f"timed out in cell {index} after {timeout} s"
-            if output.ename == "MemoryError":
-                return f"out of memory in cell {index}"
     return None
 
 
-def _autograde_one(root, exercise, student, expected, sandbox):
-    """Worker: nbgrader's autograde of one submission, then the verdicts decided outside the learner's
-    kernel; returns (the reason it was not graded or None, notes on the failed tests)."""
+def _autograde_one(root, exercise, student, sandbox):
+    """Worker: nbgrader's autograde of one submission (its verdicts decided by grader.verdicts);
+    returns the reason it was not graded, or None."""
     api = course_api(root, sandbox)
     result = api.autograde(exercise, student, force=True, create=True)
     if not result["success"]:
         log = (result.get("log") or "") + (result.get("error") or "")
         died = re.search(DIED.format(r"(\d+)"), log)
-        return (died.group(0) if died else "autograde failed: " + _last_line(log)), ()
+        return died.group(0) if died else "autograde failed: " + _last_line(log)
     autograded = Path(api.coursedir.root) / api.coursedir.autograded_directory / student / exercise
     for name in expected_notebooks(api, exercise):
-        problem = execution_problem(autograded / name, api.config.Execute.get("timeout", 30))
+        problem = execution_problem(autograded / name, api.config.VerdictExecute.get("timeout", 30))
         if problem:
-            return problem, ()
-    wrapper = sandbox_wrapper(api) if sandbox else (lambda argv, folder: argv)
-    return None, verdicts.regrade(api, exercise, student, expected, wrapper)
+            return problem
+    return None
 
 
 def _last_line(text):
@@ -158,7 +140,7 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
     """Grade every submitted folder of ``exercise``; each ends graded or not graded with a reason.
 
     A rerun grades only the submissions without an outcome yet (after a crash, say), or all of them
-    with ``force``. Student code runs in the sandbox; when it cannot be set up, grading refuses
+    with ``force``. Learner code runs in the sandbox; when it cannot be set up, grading refuses
     (SandboxUnavailable) unless ``sandbox=False``."""
     if sandbox:
         from .sandbox import SandboxUnavailable, check_available
@@ -179,16 +161,18 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
         else:
             pending[student] = None
     start, done = time.monotonic(), len(students) - len(pending)
-    expected = verdicts.expected_results(Path(api.coursedir.root) / api.coursedir.source_directory / exercise, exercise)
+    source = Path(api.coursedir.root) / api.coursedir.source_directory / exercise
+    for name in notebooks:  # torch's side, once, before the workers need it
+        verdicts.expected_results(source, name, Path(api.coursedir.root) / api.config.VerdictExecute.get(
+            "cache_directory", ".course/expected") / f"{exercise}-{Path(name).stem}.json")
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = {student: pool.submit(_autograde_one, str(root), exercise, student, expected, sandbox)
-                   for student in pending}
+        futures = {student: pool.submit(_autograde_one, str(root), exercise, student, sandbox) for student in pending}
         for student, future in futures.items():
             try:
-                reason, notes = future.result()
+                reason = future.result()
             except Exception as error:  # noqa: BLE001 - a crashed worker is this submission's outcome
-                reason, notes = f"grader error: {error}", ()
-            _record(api, exercise, student, reason, notes)
+                reason = f"grader error: {error}"
+            _record(api, exercise, student, reason)
             done += 1
             elapsed = time.monotonic() - start
             remaining = elapsed / max(done, 1) * (len(students) - done)
@@ -203,13 +187,13 @@ def scores(exercise, root=ROOT):
     from nbgrader.api import Gradebook
 
     api = course_api(root)
-    results = outcomes(exercise, root, with_notes=True)
+    results = outcomes(exercise, root)
     rows = []
     with warnings.catch_warnings(), Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
         warnings.simplefilter("ignore", sa.exc.SAWarning)  # nbgrader's own session handling, harmless
-        for student, (reason, notes) in sorted(results.items()):
+        for student, reason in sorted(results.items()):
             row = {"student": student, "exercise": exercise, "status": "graded" if reason is None else "not graded",
-                   "score": "", "max_score": "", "reason": reason or "", "notes": notes, "tests": {}}
+                   "score": "", "max_score": "", "reason": reason or "", "tests": {}}
             if reason is None:
                 submission = gradebook.find_submission(exercise, student)
                 row["score"], row["max_score"] = submission.score, submission.max_score
@@ -232,10 +216,10 @@ def export(exercise, csv_path, histogram_path, root=ROOT):
     tests = sorted({name for row in rows for name in row["tests"]})
     with open(csv_path, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "exercise", "status", "score", "max_score", "reason", "notes", *tests])
+        writer.writerow(["student", "exercise", "status", "score", "max_score", "reason", *tests])
         for row in rows:
             writer.writerow([row["student"], row["exercise"], row["status"], row["score"], row["max_score"],
-                             row["reason"], row["notes"], *(row["tests"].get(name, "") for name in tests)])
+                             row["reason"], *(row["tests"].get(name, "") for name in tests)])
     graded = [row["score"] for row in rows if row["status"] == "graded"]
     top = max([row["max_score"] for row in rows if row["status"] == "graded"], default=1) or 1
     figure, axes = plt.subplots(figsize=(6, 3.5))

@@ -58,25 +58,31 @@ def cell(notebook, grade_id):
     return next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
+def release_saved(code, right=True):
+    """_release_saved that runs ``code`` first each time the engine calls it (grading runs the
+    learner's definitions, so hostile code hides in a function body), then frees as the reference
+    does (or with a typical mistake: never-saved entries freed too, so seed 003's checks fail)."""
+    body = "\n".join("    " + line for line in code.splitlines())
+    return (f"def _release_saved(self):\n{body}\n    if self._saved:\n"
+            f"        self._saved = {RIGHT if right else WRONG}\n")
+
+
 def patched(patch):
-    """A typical mistake (never-saved entries freed too: seed 003's checks fail), plus a patch that
-    tries to make the failing checks pass anyway."""
-    def solutions(root):
-        broken = _reference_solutions(root, EXERCISE)[RELEASE_PART].replace(RIGHT, WRONG)
-        return solved(root, {RELEASE_PART: patch + "\n" + broken})
-    return solutions
+    """The typical mistake, plus a patch that tries to make the failing checks pass anyway: run at
+    the top of the cell (in the learner's kernel) and again inside _release_saved (while graded)."""
+    return lambda root: solved(root, {RELEASE_PART: patch + "\n" + release_saved(patch, right=False)})
 
 
 def in_release_cell(code):
-    """Solutions as the reference, with ``code`` run first in the _release_saved cell."""
-    return lambda root: solved(root, {RELEASE_PART: code + "\n" + _reference_solutions(root, EXERCISE)[RELEASE_PART]})
+    return lambda root: solved(root, {RELEASE_PART: release_saved(code)})
 
 
 PATCHES = {
     "patch-torch-equal": "import torch\ntorch.equal = lambda *args, **kwargs: True",
     "patch-check": "import minigrad.testing\nminigrad.testing.check = lambda *args, **kwargs: None\ncheck = minigrad.testing.check",
     "patch-nearly-equal": "import minigrad.testing\nminigrad.testing.nearly_equal = lambda *args, **kwargs: True",
-    "patch-showtraceback": "get_ipython().showtraceback = lambda *args, **kwargs: None",
+    "patch-showtraceback": ("import IPython\nshell = IPython.get_ipython()\nif shell:\n"
+                            "    shell.showtraceback = lambda *args, **kwargs: None"),
     "patch-builtins": "import builtins\nbuiltins.AssertionError = type('Quiet', (BaseException,), {})",
     "patch-sys-modules": ("import sys, types\nfake = types.ModuleType('minigrad.testing')\n"
                           "fake.check = fake.outcome = lambda *args, **kwargs: None\nsys.modules['minigrad.testing'] = fake"),
@@ -114,7 +120,7 @@ def catalog(tmp_path_factory, listener):
     for folder in ("grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     with open(root / "grader" / "nbgrader_config.py", "a") as config:
-        config.write("c.Execute.timeout = 10\n")
+        config.write("c.VerdictExecute.timeout = 10\n")
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], cwd=root,
                    env=nbgrader_env(root), check=True, capture_output=True)
     hidden_source = root / "solutions" / EXERCISE / NOTEBOOK
@@ -185,13 +191,15 @@ def test_patching_the_checks_changes_nothing(catalog, student):
 
 
 def test_runaway_code_is_stopped_with_a_reason(catalog):
-    _, rows = catalog
-    assert rows["infinite-loop"]["reason"] == "timed out in cell 4 after 10 s"
-    assert rows["sleep-forever"]["reason"] == "timed out in cell 4 after 10 s"
-    assert rows["exit"]["reason"] == "kernel died in cell 4"
-    assert rows["segfault"]["reason"] == "kernel died in cell 4"
-    assert rows["memory-bomb"]["reason"] == "out of memory in cell 4"
-    assert rows["fork-bomb"]["status"] == "graded" and rows["huge-output"]["status"] == "graded"
+    root, rows = catalog
+    notebook = nbformat.read(root / "exercises" / EXERCISE / NOTEBOOK, as_version=4)
+    first_test = next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade"))
+    assert rows["infinite-loop"]["reason"] == f"timed out in cell {first_test} after 10 s"
+    assert rows["sleep-forever"]["reason"] == f"timed out in cell {first_test} after 10 s"
+    assert rows["exit"]["reason"] == f"kernel died in cell {first_test}"
+    assert rows["segfault"]["reason"] == f"kernel died in cell {first_test}"
+    assert rows["memory-bomb"]["status"] == "graded" and rows["memory-bomb"]["score"] < 12  # MemoryError fails checks
+    assert rows["fork-bomb"]["status"] == "graded" and rows["huge-output"]["score"] == 12
 
 
 def test_unreadable_submissions_say_why(catalog):
@@ -229,7 +237,7 @@ def test_a_grader_killed_mid_run_resumes_where_it_stopped(catalog):
         time.sleep(0.5)
     os.killpg(grader.pid, signal.SIGKILL)
     grader.wait()
-    partial = workflow.outcomes(EXERCISE, root=root, with_notes=True)
+    partial = workflow.outcomes(EXERCISE, root=root)
     assert len(before) < len(partial) < len(before) + 4
     subprocess.run(command, cwd=root, env=nbgrader_env(root), check=True, capture_output=True, timeout=600)
     rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
@@ -265,9 +273,9 @@ def test_an_engine_that_lets_torch_autograd_do_the_work_is_caught(tmp_path):
 
     folder = tmp_path / "ex1_ops"
     shutil.copytree(ROOT / "solutions" / "ex1_ops", folder)
-    source = folder / "ex1_ops.ipynb"
-    reference = {k: verdicts._without_markers(v) for k, v in verdicts.solution_cells(source).items()}
-    expected = verdicts.expected_results(folder, "ex1_ops")
+    source = nbformat.read(folder / "ex1_ops.ipynb", as_version=4)
+    reference = verdicts.solution_cells(source, without_markers=True)
+    expected = verdicts.expected_results(folder, "ex1_ops.ipynb", tmp_path / "expected.json")
     actual = verdicts.run(folder, verdicts.plan(source, {**reference, "Mul": CHEATING_MUL}), "minigrad")
     results = verdicts.compare(expected, actual)
     assert results["test-SumDim"] == (True, "") and results["test-sum_to"] == (True, "")

@@ -1,12 +1,9 @@
 """Issue 4, sandbox: each restriction is proven by student code that tries to break it, run through
-``grader.sandbox`` both as a plain ``python -c`` command (``wrap``) and as notebook cells in a
-sandboxed Jupyter kernel (nbclient with ``SandboxedKernelManager``, and nbgrader's Execute).
+``grader.sandbox.wrap`` (as the verdict harness runs learner code while grading).
 
 The scratch course lives under /var/tmp, not /tmp: the sandbox gets a private /tmp, so a course
 there would merely be invisible inside, and "read-only" would go unproven."""
-import asyncio
 import errno
-import glob
 import os
 import shutil
 import signal
@@ -19,16 +16,11 @@ import threading
 import uuid
 import warnings
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
-from traitlets.config import Config
 
-from grader import sandbox
+from grader import sandbox, workflow
 from grader.build import ROOT
-from grader.execute import SandboxedExecute
-from grader.sandbox import Limits, SandboxedKernelManager, SandboxUnavailable, check_available, wrap
+from grader.sandbox import Limits, SandboxUnavailable, check_available, wrap
 
 REASON = check_available()
 if REASON:
@@ -262,112 +254,10 @@ def test_torch_and_minigrad_work(course):
     assert done.stdout.split() == ["ok", "minigrad.tensor"]
 
 
-def notebook(*sources):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(textwrap.dedent(s)) for s in sources])
-    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    return nb
-
-
-def execute(nb, course, **traits):
-    """Run the notebook as nbclient does for nbgrader: the kernel manager is made from the config."""
-    config = Config()
-    for name, value in {"hidden": course["hidden"], **traits}.items():
-        setattr(config.SandboxedKernelManager, name, value)
-    NotebookClient(nb, config=config, kernel_manager_class=SandboxedKernelManager, timeout=60,
-                   resources={"metadata": {"path": course["work"]}}).execute()
-    return [("".join(output.get("text", "") for output in cell.outputs)).strip() for cell in nb.cells]
-
-
-def test_notebook_cells_run_sandboxed(course, listener):
-    """The real use: a kernel in the sandbox; each cell tries one escape and prints how it failed."""
-    port, _, accepted = listener
-    sockets_before = set(glob.glob("/tmp/mgk-*"))
-    outputs = execute(notebook(
-        f"import os, socket, errno\nprint(os.getcwd() == {os.path.realpath(course['work'])!r})",
-        """
-        open("from-kernel.txt", "w").write("mine")
-        print(open("from-kernel.txt").read())""",
-        f"""
-        try:
-            open({course['bob']!r}, "w")
-        except OSError as error:
-            print(errno.errorcode[error.errno])""",
-        f"""
-        try:
-            open({course['solution']!r})
-        except OSError as error:
-            print(type(error).__name__, os.listdir({os.path.join(course['root'], 'solutions')!r}))""",
-        f"""
-        try:
-            socket.create_connection(("127.0.0.1", {port}), timeout=5)
-        except OSError as error:
-            print(type(error).__name__)""",
-        """
-        try:
-            bomb = bytearray(8 << 30)
-        except MemoryError:
-            print("MemoryError")""",
-        """
-        release, hold = os.pipe()
-        children = 0
-        for _ in range(500):
-            try:
-                if os.fork() == 0:
-                    os.close(hold); os.read(release, 1); os._exit(0)
-                children += 1
-            except BlockingIOError:
-                pass
-        os.close(hold)
-        for _ in range(children):
-            os.wait()
-        print(0 < children < 40)""",
-        """
-        import torch, minigrad
-        a = minigrad.ones(3, requires_grad=True)
-        (a * a).sum().backward()
-        print(a.grad.tolist())""",
-    ), course, processes=40)
-    assert outputs == ["True", "mine", "EROFS", "FileNotFoundError []", "ConnectionRefusedError", "MemoryError",
-                       "True", "[2.0, 2.0, 2.0]"]
-    assert accepted == []
-    assert read(os.path.join(course["work"], "from-kernel.txt")) == "mine"
-    assert set(glob.glob("/tmp/mgk-*")) <= sockets_before  # the kernel's socket folder is removed
-
-
-def test_kernel_in_an_infinite_loop_is_killed_by_the_cpu_limit(course):
-    with pytest.raises(DeadKernelError):
-        execute(notebook("while True: pass"), course, cpu_seconds=3)
-
-
-def test_a_cell_past_the_timeout_is_interrupted_and_the_next_one_runs(course):
-    """nbclient interrupts on timeout; a signal would reach bwrap, so the manager sends a message."""
-    nb = notebook("import time\ntime.sleep(600)", "print('next')")
-    config = Config()
-    config.SandboxedKernelManager.hidden = course["hidden"]
-    NotebookClient(nb, config=config, kernel_manager_class=SandboxedKernelManager, timeout=2,
-                   interrupt_on_timeout=True, allow_errors=True, resources={"metadata": {"path": course["work"]}}
-                   ).execute()
-    assert nb.cells[0].outputs[0].ename == "KeyboardInterrupt"
-    assert nb.cells[1].outputs[0].text == "next\n"
-
-
-def test_nbgrader_execute_runs_the_sandboxed_kernel(course):
-    """nbgrader's Execute ignores ``c.Execute.kernel_manager_class``; SandboxedExecute is the way in,
-    and the kernel manager's limits and hidden paths come from the config."""
-    config = Config()
-    config.SandboxedKernelManager.hidden = course["hidden"]
-    config.SandboxedKernelManager.cpu_seconds = 30
-    nb = notebook(f"""
-        import resource, os
-        print(resource.getrlimit(resource.RLIMIT_CPU)[0], os.path.exists({course['solution']!r}))""")
-    SandboxedExecute(config=config).preprocess(nb, {"metadata": {"path": course["work"]}})
-    assert nb.cells[0].outputs[0].text.split() == ["30", "False"]
-
-
 def test_refuses_without_the_sandbox_and_says_why(course, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     reason = check_available.__wrapped__()
     assert reason == "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     monkeypatch.setattr(sandbox, "check_available", lambda: reason)
-    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
-        asyncio.run(SandboxedKernelManager(kernel_name="python3").start_kernel(cwd=course["work"]))
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap.*--no-sandbox"):
+        workflow.autograde("ex3_freeing", root=course["root"])

@@ -38,15 +38,21 @@ def _solve(folder, root):
     _submission_like(folder / f"{EXERCISE}.ipynb", lambda gid, ref, released: ref, _reference_solutions(root, EXERCISE))
 
 
-def _break_cell(source):
+def _break_cell(body):
+    """_release_saved written as ``body``: grading calls it from the first test cell."""
     def edit(folder):
         path = folder / f"{EXERCISE}.ipynb"
         notebook = nbformat.read(path, as_version=4)
         for cell in notebook.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == "BackwardFunction-_release_saved":
-                cell.source = source
+                cell.source = "def _release_saved(self):\n" + "\n".join("    " + line for line in body.splitlines())
         nbformat.write(notebook, path)
     return edit
+
+
+def _first_test_cell():
+    notebook = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    return next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade"))
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +61,7 @@ def course(tmp_path_factory):
     for folder in ("grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     with open(root / "grader" / "nbgrader_config.py", "a") as config:
-        config.write("c.Execute.timeout = 10\n")
+        config.write("c.VerdictExecute.timeout = 10\n")
     _run(root, [sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], root)
     workflow.release(EXERCISE, root=root)
     learners = {
@@ -79,8 +85,8 @@ def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
     root, _ = course
     verdicts = workflow.outcomes(EXERCISE, root=root)
     assert verdicts["ada"] is None and verdicts["bob"] is None
-    assert verdicts["cy"] == "kernel died in cell 4"
-    assert verdicts["dee"] == "timed out in cell 4 after 10 s"
+    assert verdicts["cy"] == f"kernel died in cell {_first_test_cell()}"
+    assert verdicts["dee"] == f"timed out in cell {_first_test_cell()} after 10 s"
     assert verdicts["eve"].startswith(f"invalid notebook {EXERCISE}.ipynb: Notebook does not appear to be JSON")
     assert verdicts["fay"] == f"missing notebook {EXERCISE}.ipynb (found: my_work.ipynb)"
     assert verdicts["gus"] == f"invalid notebook {EXERCISE}.ipynb: not UTF-8 text"
