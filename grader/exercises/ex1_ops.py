@@ -15,6 +15,9 @@
 #
 # Useful: `ctx.needs_input_grad` (one bool per forward argument), `a._data` (the storage of a
 # minigrad tensor), `ctx.saved_tensors`. Check your work with **Validate**.
+#
+# When your work is graded, only your definitions run (imports, functions, classes, constants);
+# keep experiments in the free cells.
 # %% locked setup
 import torch
 

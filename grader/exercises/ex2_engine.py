@@ -20,6 +20,9 @@
 #
 # The graded tests run whole scenarios — forum threads, shared subgraphs, a 100,000-node chain —
 # through `backward()` with your engine and compare with PyTorch.
+#
+# When your work is graded, only your definitions run (imports, functions, classes, constants);
+# keep experiments in the free cells.
 # %% locked setup
 import heapq
 

@@ -16,6 +16,9 @@
 #    time ..." message; a `SavedTensor` gives `saved.unpack(self)` (which also checks its version).
 #
 # The graded tests re-run the forum threads' scenarios with PyTorch and with your minigrad.
+#
+# When your work is graded, only your definitions run (imports, functions, classes, constants);
+# keep experiments in the free cells.
 # %% locked setup
 import torch
 
