@@ -22,6 +22,9 @@ from . import verdicts
 from .build import ROOT
 from .verdicts import DIED
 
+# nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
+warnings.filterwarnings("ignore", category=sa.exc.SAWarning)
+
 OUTCOMES = sa.Table(
     "grader_outcomes", sa.MetaData(),
     sa.Column("assignment", sa.String(128), primary_key=True),
@@ -189,8 +192,7 @@ def scores(exercise, root=ROOT):
     api = course_api(root)
     results = outcomes(exercise, root)
     rows = []
-    with warnings.catch_warnings(), Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
-        warnings.simplefilter("ignore", sa.exc.SAWarning)  # nbgrader's own session handling, harmless
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
         for student, reason in sorted(results.items()):
             row = {"student": student, "exercise": exercise, "status": "graded" if reason is None else "not graded",
                    "score": "", "max_score": "", "reason": reason or "", "tests": {}}

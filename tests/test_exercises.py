@@ -55,6 +55,7 @@ def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise):
                          and p.suffix in (".py", ".ipynb"))
     leaked = sorted(line for line in secrets if line in released)
     assert not leaked
+    assert "HIDDEN TESTS" not in released and "failing part-way" not in released  # nor hidden tests
 
 
 @pytest.fixture(scope="module")
