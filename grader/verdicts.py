@@ -167,6 +167,9 @@ class VerdictExecute(NbGraderPreprocessor):
     def _wrapper(self):
         if not self.sandbox:
             return None
-        from .sandbox import Limits, wrap
+        from .sandbox import Limits, SandboxUnavailable, check_available, wrap
 
+        reason = check_available()
+        if reason:
+            raise SandboxUnavailable(f"cannot sandbox learner code: {reason} (or set VerdictExecute.sandbox = False)")
         return lambda argv, folder: wrap(argv, str(folder), Limits(), self.hidden)

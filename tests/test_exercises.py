@@ -66,7 +66,7 @@ def course(tmp_path_factory):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     if check_available():  # no bubblewrap here: grade as plain nbgrader would, with the same pipeline
         with open(root / "grader" / "nbgrader_config.py", "a") as config:
-            config.write('c.Autograde.autograde_preprocessors[0] = "grader.execute.Execute"\n')
+            config.write("c.VerdictExecute.sandbox = False\n")
     for exercise in EXERCISES:
         _nbgrader(root, "generate_assignment", exercise, "--force")
     return root
