@@ -1,6 +1,7 @@
 """The course's command line (run from the repository root):
 
   python -m grader build [--check]          derive solutions/ and exercises/ from minigrad/
+  python -m grader stage                    stage each exercise's minigrad (build outputs, not committed)
   python -m grader release EXERCISE         put the release into the exchange (learners fetch it)
   python -m grader collect EXERCISE         take learners' submissions from the exchange
   python -m grader autograde EXERCISE [--workers N]
@@ -24,6 +25,7 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="derive solutions/ and exercises/ from minigrad/ and the specs")
     build_parser.add_argument("--check", action="store_true", help="fail if a committed derived file is stale")
+    commands.add_parser("stage", help="stage each exercise's minigrad into solutions/ and exercises/")
     for name in EXERCISE_COMMANDS:
         command = commands.add_parser(name)
         command.add_argument("exercise")
@@ -39,6 +41,9 @@ def main(argv=None):
 
     if args.command == "build":
         return _build(args.check)
+    if args.command == "stage":
+        build.stage()
+        return 0
     from . import workflow
 
     if args.command in ("release", "collect", "feedback"):

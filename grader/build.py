@@ -2,13 +2,17 @@
 
 For each exercise grader/exercises/exN_name.py:
   solutions/exN_name/exN_name.ipynb   the nbgrader source notebook (parts' solutions + the spec's tests)
-  solutions/exN_name/minigrad/        the staged package: parts of exercise N and later are stubs
-  exercises/exN_name/                 the student release, made by nbgrader's generate_assignment
+  exercises/exN_name/exN_name.ipynb   the student release, made by nbgrader's generate_assignment
                                       (which also records the exercise in the gradebook)
+  {solutions,exercises}/exN_name/minigrad/
+                                      the staged package: parts of exercise N and later are stubs
 
+The notebooks are committed; the staged packages are build outputs (git-ignored), made by
+``python -m grader stage`` (``./run`` does it, and so do release and autograde).
 ``--check`` builds into a scratch copy and fails if any committed derived file differs.
 """
 import filecmp
+import hashlib
 import os
 import shutil
 import subprocess
@@ -40,13 +44,29 @@ def nbgrader_env(root):
     return env
 
 
+def stage(root=ROOT):
+    """Stage each exercise's package into solutions/ and exercises/, unless the staged copies were
+    made from the same sources (minigrad/ and grader/, checksummed into .course/staged)."""
+    stamp = root / ".course" / "staged"
+    sources = hashlib.sha256()
+    for path in sorted((root / "minigrad").rglob("*.py")) + sorted((root / "grader").rglob("*.py")):
+        sources.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    targets = [(root / folder / spec.stem / "minigrad", exercise_number(spec))
+               for spec in exercise_specs(root) for folder in DERIVED]
+    if stamp.exists() and stamp.read_text() == sources.hexdigest() and all(t.is_dir() for t, _ in targets):
+        return
+    for target, number in targets:
+        stage_package(root / "minigrad", target, number)
+    stamp.parent.mkdir(exist_ok=True)
+    stamp.write_text(sources.hexdigest())
+
+
 def build(root=ROOT):
+    stage(root)
     parts = {part.name: part for part in find_parts(root / "minigrad")}
     for spec in exercise_specs(root):
         name = spec.stem
         source = root / "solutions" / name
-        source.mkdir(parents=True, exist_ok=True)
-        stage_package(root / "minigrad", source / "minigrad", exercise_number(spec))
         nbformat.write(build_notebook(spec.read_text(), parts), source / f"{name}.ipynb")
         subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force",
                         "--log-level=WARN"], cwd=root, env=nbgrader_env(root), check=True)
@@ -83,6 +103,7 @@ def _differences(root, scratch):
 
 
 def _files(folder):
-    """The derived files under a folder (the READMEs there are written by hand)."""
+    """The committed derived files under a folder: not the READMEs (written by hand), nor the staged
+    packages (build outputs)."""
     return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            and p.name != "README.md"}
+            and p.name != "README.md" and p.relative_to(folder).parts[1:2] != ("minigrad",)}

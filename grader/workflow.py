@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import sqlalchemy as sa
 
-from . import verdicts
+from . import build, verdicts
 from .build import ROOT
 from .verdicts import DIED
 
@@ -54,6 +54,7 @@ def _checked(result, action):
 
 
 def release(exercise, root=ROOT):
+    build.stage(root)  # the release folder is self-contained: the notebook and its staged minigrad
     _checked(course_api(root).release_assignment(exercise), f"releasing {exercise}")
 
 
@@ -151,6 +152,7 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
         reason = check_available()
         if reason:
             raise SandboxUnavailable(f"cannot sandbox student code: {reason} (or grade with --no-sandbox)")
+    build.stage(root)  # nbgrader puts the source folder's staged minigrad beside each submission
     api = course_api(root, sandbox)
     submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
     finished = set() if force else set(outcomes(exercise, root))

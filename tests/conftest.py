@@ -22,7 +22,11 @@ def lib(request):
 
 
 def pytest_configure(config):
-    """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME."""
+    """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME; the
+    exercises' staged packages (build outputs) are staged from the current minigrad/."""
+    from grader import build
+
+    build.stage()
     state = tempfile.mkdtemp(prefix="minigrad-jupyter-")
     for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                              ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):

@@ -8,6 +8,7 @@ import sys
 import nbformat
 import pytest
 
+from grader import build
 from grader.build import ROOT, exercise_specs, nbgrader_env
 from grader.parts import find_parts, stub
 from grader.sandbox import check_available
@@ -42,8 +43,21 @@ def _unique_lines(part, package_text):
     return {line for line in own if package_text.count(line) == 1}
 
 
+@pytest.fixture(scope="module")
+def fresh_release(tmp_path_factory):
+    """The student release as a fresh clone gets it: committed notebooks, packages staged anew."""
+    root = tmp_path_factory.mktemp("fresh")
+    for folder in ("minigrad", "grader"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for notebook in (ROOT / "exercises").glob("*/*.ipynb"):
+        (root / "exercises" / notebook.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(notebook, root / "exercises" / notebook.parent.name)
+    build.stage(root)
+    return root / "exercises"
+
+
 @pytest.mark.parametrize("exercise", EXERCISES)
-def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise):
+def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise, fresh_release):
     number = int(exercise.split("_")[0][2:])
     package_text = "\n".join(p.read_text() for p in (ROOT / "minigrad").rglob("*.py"))
     secrets = set()
@@ -51,7 +65,8 @@ def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise):
         if part.exercise >= number:
             secrets |= _unique_lines(part, package_text)
     assert secrets
-    released = "\n".join(p.read_text() for p in (ROOT / "exercises" / exercise).rglob("*") if p.is_file()
+    assert (fresh_release / exercise / "minigrad" / "engine.py").exists()
+    released = "\n".join(p.read_text() for p in (fresh_release / exercise).rglob("*") if p.is_file()
                          and p.suffix in (".py", ".ipynb"))
     leaked = sorted(line for line in secrets if line in released)
     assert not leaked
@@ -62,7 +77,7 @@ def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise):
 def course(tmp_path_factory):
     """A scratch course: nbgrader's gradebook knows the exercises, as after an instructor's generate."""
     root = tmp_path_factory.mktemp("course")
-    for folder in ("grader", "solutions", "exercises"):
+    for folder in ("minigrad", "grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     if check_available():  # no bubblewrap here: grade as plain nbgrader would, with the same pipeline
         with open(root / "grader" / "nbgrader_config.py", "a") as config:

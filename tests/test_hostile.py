@@ -117,7 +117,7 @@ def listener():
 def catalog(tmp_path_factory, listener):
     port, _ = listener
     root = tmp_path_factory.mktemp("hostile")
-    for folder in ("grader", "solutions", "exercises"):
+    for folder in ("minigrad", "grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     with open(root / "grader" / "nbgrader_config.py", "a") as config:
         config.write("c.VerdictExecute.timeout = 10\n")

@@ -47,7 +47,7 @@ def database():
 
 def test_parallel_graders_share_a_postgresql_gradebook(tmp_path, database):
     root = tmp_path / "course"
-    for folder in ("grader", "solutions", "exercises"):
+    for folder in ("minigrad", "grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     with open(root / "grader" / "nbgrader_config.py", "a") as config:
         config.write(f"c.CourseDirectory.db_url = {database!r}\n")

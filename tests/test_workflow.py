@@ -59,7 +59,7 @@ def _first_test_cell():
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("workflow")
-    for folder in ("grader", "solutions", "exercises"):
+    for folder in ("minigrad", "grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     with open(root / "grader" / "nbgrader_config.py", "a") as config:
         config.write("c.VerdictExecute.timeout = 10\n")
