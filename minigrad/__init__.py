@@ -21,19 +21,14 @@ bool = _torch.bool
 dtype, device, Size = _torch.dtype, _torch.device, _torch.Size
 
 
-def _method(name):
-    def function(input, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
-    function.__name__ = name
-    function.__doc__ = f"torch.{name}: the same as ``input.{name}(...)``."
-    return function
-
-
-for _name in ("sum", "mean", "max", "exp", "log", "relu", "tanh", "sigmoid", "abs", "clone", "t", "transpose",
-              "reshape", "unsqueeze", "squeeze", "mm", "mv", "dot", "pow", "add", "sub", "mul", "div", "neg",
-              "reciprocal", "detach"):
-    globals()[_name] = _method(_name)
-del _name
+# torch.sum(x, ...) and friends: the same as x.sum(...).
+sum, mean, max, exp, log, relu, tanh, sigmoid = (Tensor.sum, Tensor.mean, Tensor.max, Tensor.exp, Tensor.log,
+                                                 Tensor.relu, Tensor.tanh, Tensor.sigmoid)
+abs, clone, t, transpose, reshape, unsqueeze, squeeze = (Tensor.abs, Tensor.clone, Tensor.t, Tensor.transpose,
+                                                         Tensor.reshape, Tensor.unsqueeze, Tensor.squeeze)
+mm, mv, dot, pow, add, sub, mul, div, neg = (Tensor.mm, Tensor.mv, Tensor.dot, Tensor.pow, Tensor.add, Tensor.sub,
+                                             Tensor.mul, Tensor.div, Tensor.neg)
+reciprocal, detach = Tensor.reciprocal, Tensor.detach
 
 
 def is_tensor(obj):

@@ -3,15 +3,15 @@ import warnings
 
 from . import engine
 from .function import Function  # noqa: F401  (minigrad.autograd.Function, as torch.autograd.Function)
-from .tensor import Tensor
 
 __all__ = ["Function", "backward", "grad"]
 
 
 def _as_tuple(value):
+    """A tensor or a sequence of them (torch takes both) as a tuple."""
     if value is None:
         return ()
-    return (value,) if isinstance(value, Tensor) else tuple(value)
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
 
 
 def _make_grads(outputs, grad_outputs):
@@ -22,8 +22,7 @@ def _make_grads(outputs, grad_outputs):
             if out._requires_grad:
                 if out.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                from .creation import ones_like
-                grad = ones_like(out)
+                grad = out.new_ones(out.shape)
         elif grad.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
                                f"output[{i}] has a shape of {out.shape}.")

@@ -11,8 +11,7 @@ means: hooks, autograd.grad's captures, ``node.apply`` and freeing what the node
 """
 import heapq
 
-from . import grad_mode, ops
-from .function import AccumulateGrad
+from . import broadcast, grad_mode
 
 
 # BEGIN EXERCISE 2
@@ -65,24 +64,27 @@ def backprop(roots, root_grads, call):
                 buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
             dependencies[node] -= 1
             if dependencies[node] == 0:
-                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+                heapq.heappush(ready, node)  # ordered by Node.__lt__: newest first
 
     deliver(roots, root_grads)
     while ready:
-        node = heapq.heappop(ready)[2]
+        node = heapq.heappop(ready)
+        # The buffer is popped and handed over: the engine keeps no reference to the gradients, so
+        # a node that is their last holder may keep one instead of copying it (AccumulateGrad).
         deliver(node.next_functions, call(node, buffers.pop(node)))
 # END EXERCISE 2
 
 
 def nodes_leading_to(root_nodes, targets):
-    """The nodes from which some target node can be reached: only those need to run for autograd.grad."""
-    needed = set(targets)
+    """The nodes from which some target node can be reached: only those need to run for autograd.grad
+    (a target itself runs only if it leads to another target, as in torch)."""
+    needed = set()
     stack = [(node, False) for node in root_nodes]
     seen = set()
     while stack:
         node, children_done = stack.pop()
         if children_done:
-            if any(n in needed for n, _ in node.next_functions):
+            if any(n in needed or n in targets for n, _ in node.next_functions):
                 needed.add(node)
             continue
         if node in seen:
@@ -121,26 +123,19 @@ def validate_outputs(node, grads):
     checked = []
     for index, (grad, shape) in enumerate(zip(grads, shapes)):
         if grad is not None and grad.shape != shape:
-            if not _expandable(shape, grad.shape):
+            if not broadcast.expandable(shape, grad.shape):
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                    f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
-            grad = ops.sum_to(grad, shape)
+            grad = broadcast.sum_to(grad, shape)
         checked.append(grad)
     return checked
-
-
-def _expandable(shape, target):
-    """Whether a tensor of ``shape`` broadcasts to ``target``."""
-    if len(shape) > len(target):
-        return False
-    return all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
     ``captures`` maps edges (node, input_nr) to the list where autograd.grad wants their gradient;
-    with captures, only nodes leading to them run, and AccumulateGrad nodes are not run at all.
+    with captures, only nodes leading to another captured node run (a leaf's AccumulateGrad never does).
     """
     needed = None if captures is None else nodes_leading_to([n for n, _ in roots], {n for n, _ in captures})
 
@@ -152,11 +147,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                 slot = captures.get((node, input_nr))
                 if slot is not None:
                     slot.append(grad)
-            if node not in needed or type(node) is AccumulateGrad:
+            if node not in needed:
                 return (None,) * len(node.next_functions)
         if all(grad is None for grad in grads):
             return (None,) * len(node.next_functions)
-        outputs = validate_outputs(node, node.apply(*grads))
+        outputs = validate_outputs(node, node.apply(grads))
         if not retain_graph:
             node._release_saved()
         return outputs

@@ -45,7 +45,16 @@ class Node:
     def name(self):
         return type(self).__name__
 
-    def apply(self, *grads):
+    def __lt__(self, other):
+        """Order in the engine's ready queue (a heap, smallest first): the newer node first. Two
+        leaves' AccumulateGrad nodes have equal numbers: a tie, which the heap breaks as torch's does."""
+        return self._sequence_nr > other._sequence_nr
+
+    def apply(self, grads):
+        """One gradient (or None) per edge, from the list of gradients of the node's outputs.
+
+        The list is handed over, as torch's ``variable_list&&``: the node may take a gradient out of
+        it, and when nothing else holds that gradient, keep it instead of copying (AccumulateGrad)."""
         raise NotImplementedError
 
     def _release_saved(self):
@@ -53,7 +62,7 @@ class Node:
 
     def __call__(self, *grads):
         """Calling a node by hand, as ``y.grad_fn(grad)`` in torch: one input gives a tensor, several a tuple."""
-        result = self.apply(*grads)
+        result = self.apply(list(grads))
         return result[0] if len(result) == 1 else result
 
     def __repr__(self):
@@ -76,7 +85,8 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
-    def apply(self, grad):
+    def apply(self, grads):
+        grad = grads.pop()
         variable = self.variable
         for hook in variable._hooks or ():
             result = hook(grad)
@@ -93,18 +103,32 @@ class AccumulateGrad(Node):
 
 
 def _owned(grad):
-    """True when only the engine holds ``grad`` and its memory, so it can become ``.grad`` without a copy.
+    """True when nothing but ``AccumulateGrad.apply`` holds ``grad`` and its memory, so it can become
+    ``.grad`` without a copy: the engine handed the list over and apply took the gradient out of it.
 
-    torch's AccumulateGrad makes the same check on C++ reference counts. Here: the Python references
-    are the engine's own (its buffer list, the call's argument tuple, ``apply``'s and this frame's
-    locals, getrefcount's argument), and the storage is used by this tensor and at most its view base.
+    torch's AccumulateGrad makes the same check on C++ reference counts. Here: Python references
+    (apply's local, this frame's argument and getrefcount's: ``_SOLE_REFS``, measured below) and the
+    storage's users (this tensor and at most its view base). A gradient held anywhere else — a hook
+    kept it, autograd.grad captured it, a caller passed it in — is copied.
     """
     data = grad._data
-    return (sys.getrefcount(grad) <= _ENGINE_REFS and grad.grad_fn is None and data.is_contiguous()
+    return (sys.getrefcount(grad) <= _SOLE_REFS and grad.grad_fn is None and data.is_contiguous()
             and _storage_users(data) <= 1 + (data._base is not None))
 
 
-_ENGINE_REFS = 5
+def _sole_refs():
+    """What sys.getrefcount reports in ``_owned`` for a gradient only apply's local holds (the
+    interpreter's own count differs between Python versions)."""
+    def apply(grads):
+        grad = grads.pop()
+        return count(grad)
+
+    def count(grad):
+        return sys.getrefcount(grad)
+    return apply([object()])
+
+
+_SOLE_REFS = _sole_refs()
 
 
 def _storage_users(data):
@@ -208,7 +232,7 @@ class BackwardFunction(Node):
             self._saved = tuple(None if s is None else _FREED for s in self._saved)
     # END EXERCISE 3
 
-    def apply(self, *grads):
+    def apply(self, grads):
         """One gradient per edge: backward returns one per forward argument; keep the tensors' ones."""
         result = self._forward_cls.backward(self, *grads)
         if type(result) is not tuple:
@@ -230,13 +254,17 @@ class Function:
 
     Subclasses define ``forward(ctx, *args)`` returning a torch.Tensor (storage) or a minigrad
     Tensor, and ``backward(ctx, *grads)`` returning one gradient (or None) per argument of forward.
-    ``node_name`` sets the backward node's name (``MulBackward0``); by default it is ``<Class>Backward``.
-    Class flags: ``is_view`` (the output shares its input's memory and version counter).
     """
 
     node_name = None
+    """The backward node's name (``MulBackward0``, torch's); by default ``<Class>Backward``."""
     saved_names = ()
+    """What ``save_for_backward`` saves, in order, as torch names it: ``grad_fn._saved_<name>``."""
     is_view = False
+    """The output shares its input's memory and version counter (a view of it)."""
+    inplace_saves_self = False
+    """The op saves its first input for backward, so its in-place form (``a.mul_(b)``) must save a
+    copy of ``a``'s old values: the in-place edit would otherwise overwrite what backward needs."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -268,12 +296,7 @@ class Function:
             out = out._data
         result = Tensor(out, grad_fn=ctx if record else None)
         if cls.is_view:
-            source = args[0]
-            result._version_counter = counter = source._version_counter
-            result._base = source if source._base is None else source._base
-            result._is_inference = source._is_inference
-            if counter is not None:
-                result._view_version = counter.version
+            result._become_view_of(args[0])
         elif state.inference:
             result._is_inference, result._version_counter = True, None
         if record:
@@ -294,4 +317,11 @@ class _ForwardContext:
         pass
 
 
-from .tensor import Tensor  # noqa: E402  (tensor.py builds on this module)
+def constant(data):
+    """A tensor that takes part in a backward formula but never needs a gradient (a mask, indices)."""
+    return Tensor(data)
+
+
+# The package's one import cycle: Function.apply wraps what forward computed in a Tensor, and
+# Tensor's methods apply Functions (ops.py, views.py). Imported last, when everything above exists.
+from .tensor import Tensor  # noqa: E402

@@ -6,31 +6,8 @@ its own and gives higher-order gradients.
 """
 import torch
 
-from .function import ERR_BACKWARD_TWICE, Function, Node
-from .tensor import Tensor
-
-
-# BEGIN EXERCISE 1
-def sum_to(grad, shape):
-    """Reduce a gradient shaped like a broadcast result to the shape of the input that was broadcast.
-
-    The engine applies it to every gradient a node returns (as torch's validate_outputs does).
-    """
-    if grad.shape == shape:
-        return grad
-    lead = grad.dim() - len(shape)
-    if lead:
-        grad = grad.sum(tuple(range(lead)))
-    dims = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if dims:
-        grad = grad.sum(dims, keepdim=True)
-    return grad
-# END EXERCISE 1
-
-
-def _constant(data):
-    """A tensor that takes part in a backward formula but never needs a gradient (a mask)."""
-    return Tensor(data)
+from . import broadcast
+from .function import Function, constant
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -186,7 +163,7 @@ class PowTensor(Function):
         grad_a = grad * b * a ** (b - 1) if need_a else None
         grad_b = None
         if need_b:
-            safe_log = a.log() * _constant(((a._data != 0) | (b._data < 0)).to(result.dtype))
+            safe_log = a.log() * constant(((a._data != 0) | (b._data < 0)).to(result.dtype))
             grad_b = grad * result * safe_log
         return grad_a, grad_b
 
@@ -208,7 +185,7 @@ class PowScalarBase(Function):
     def backward(ctx, grad):
         b, result = ctx.saved_tensors
         if ctx.base == 0:
-            return None, grad * _constant(torch.zeros_like(result._data))
+            return None, grad * constant(torch.zeros_like(result._data))
         return None, grad * result * float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64)))
 
 
@@ -329,7 +306,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad * _constant(a._data.sign())
+        return grad * constant(a._data.sign())
 
 
 class Clone(Function):
@@ -451,7 +428,7 @@ class Max(Function):
     def backward(ctx, grad):
         a, result = ctx.saved_tensors
         mask = (a._data == result._data).to(grad.dtype)
-        return grad * _constant(mask / mask.sum())
+        return grad * constant(mask / mask.sum())
 
 
 class MaxDim(Function):
@@ -462,7 +439,7 @@ class MaxDim(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, values, indices):
-        ctx.save_for_backward(Tensor(indices))
+        ctx.save_for_backward(constant(indices))
         ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim % max(a.dim(), 1), keepdim
         return values
 
@@ -471,7 +448,7 @@ class MaxDim(Function):
         (indices,) = ctx.saved_tensors
         index = indices._data if ctx.keepdim else indices._data.unsqueeze(ctx.dim)
         mask = torch.zeros(ctx.shape, dtype=grad.dtype, device=grad.device).scatter_(ctx.dim, index, 1)
-        return _keep_dims(grad, (ctx.dim,), ctx.keepdim) * _constant(mask), None, None, None, None
+        return _keep_dims(grad, (ctx.dim,), ctx.keepdim) * constant(mask), None, None, None, None
 
 
 # --- linear algebra --------------------------------------------------------------------------
@@ -646,7 +623,7 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return sum_to(grad, ctx.shape), None
+        return broadcast.sum_to(grad, ctx.shape), None
 
 
 class Unsqueeze(Function):
@@ -734,119 +711,6 @@ class IndexBackward(Function):
 
 # --- in-place --------------------------------------------------------------------------------
 
-def _geometry(tensor):
-    data = tensor._data
-    return tuple(data.shape), data.stride(), data.storage_offset()
-
-
-class AsStrided(Function):
-    """The region of a base-shaped tensor that a view covers, described by memory layout (size,
-    stride, offset), as torch describes views it has to rebuild."""
-
-    node_name = "AsStridedBackward0"
-
-    @staticmethod
-    def forward(ctx, a, base_geometry, view_geometry):
-        ctx.geometries = base_geometry, view_geometry
-        flat = _flat_buffer(base_geometry, a._data)
-        _as_base(flat, base_geometry).copy_(a._data)
-        size, stride, offset = view_geometry
-        return flat.as_strided(size, stride, offset - base_geometry[2])
-
-    @staticmethod
-    def backward(ctx, grad):
-        return AsStridedScatter.apply(grad, *ctx.geometries), None, None
-
-
-class AsStridedScatter(Function):
-    """A base-shaped gradient holding ``grad`` where the view lies (summed where a view like an
-    expand covers an element several times): the backward of a view rebuilt from its layout."""
-
-    @staticmethod
-    def forward(ctx, grad, base_geometry, view_geometry):
-        ctx.geometries = base_geometry, view_geometry
-        flat = _flat_buffer(base_geometry, grad._data)
-        flat.index_add_(0, _region_index(flat, base_geometry, view_geometry).reshape(-1), grad._data.reshape(-1))
-        return _as_base(flat, base_geometry)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return AsStrided.apply(grad, *ctx.geometries), None, None
-
-
-def _flat_buffer(base_geometry, like):
-    """Zeroed memory for a tensor laid out like the base (offset 0)."""
-    size, stride, _ = base_geometry
-    span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
-    return torch.zeros(span, dtype=like.dtype, device=like.device)
-
-
-def _as_base(flat, base_geometry):
-    size, stride, _ = base_geometry
-    return flat.as_strided(size, stride, 0)
-
-
-def _region_index(flat, base_geometry, view_geometry):
-    """For each element of the view, its position in a flat buffer laid out like the base."""
-    size, stride, offset = view_geometry
-    return torch.arange(flat.numel(), device=flat.device).as_strided(size, stride, offset - base_geometry[2])
-
-
-class AsStridedBackward0(Node):
-    """The grad_fn a view gets once its memory was edited in place: from the base's current node."""
-
-    __slots__ = ("geometries",)
-
-    def __init__(self, base, view):
-        Node.__init__(self)
-        self.next_functions = (base._gradient_edge(),)
-        self.geometries = _geometry(base), _geometry(view)
-
-    @property
-    def _input_shapes(self):
-        return (torch.Size(self.geometries[0][0]),)
-
-    def apply(self, grad):
-        return (AsStridedScatter.apply(grad, *self.geometries),)
-
-
-class CopySlices(Node):
-    """The base's node after an in-place op ``fn`` on one of its views (``x[i] = v`` included).
-
-    The base's gradient outside the view passes to the base's previous node; the part inside goes
-    through ``fn``, whose other inputs receive their gradients as usual.
-    """
-
-    __slots__ = ("fn", "geometries", "_input_shapes")
-
-    def __init__(self, base_edge, fn, base, view):
-        Node.__init__(self)
-        self.next_functions = (base_edge,) + fn.next_functions[1:]
-        self.fn = fn
-        self.geometries = _geometry(base), _geometry(view)
-        self._input_shapes = (base.shape,) + fn._input_shapes[1:]
-
-    def name(self):
-        return "torch::autograd::CopySlices"
-
-    def apply(self, grad):
-        if self.fn is None:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
-        base_geometry, view_geometry = self.geometries
-        flat = _flat_buffer(base_geometry, grad._data).fill_(1)
-        flat[_region_index(flat, base_geometry, view_geometry).reshape(-1)] = 0
-        outside = _as_base(flat, base_geometry)
-        grads = self.fn(AsStrided.apply(grad, base_geometry, view_geometry))
-        inside = AsStridedScatter.apply(grads[0], base_geometry, view_geometry) if grads[0] is not None else None
-        base_grad = grad * _constant(outside) if inside is None else grad * _constant(outside) + inside
-        return (base_grad,) + tuple(grads[1:])
-
-    def _release_saved(self):
-        if self.fn is not None:
-            self.fn._release_saved()
-            self.fn = None
-
-
 class Zero(Function):
     node_name = "ZeroBackward0"
 
@@ -896,7 +760,7 @@ class Copy(Function):
     @staticmethod
     def backward(ctx, grad):
         shape, dtype, device = ctx.source
-        grad_source = sum_to(grad, shape).to(dtype=dtype, device=device) if ctx.needs_input_grad[1] else None
+        grad_source = broadcast.sum_to(grad, shape).to(dtype=dtype, device=device) if ctx.needs_input_grad[1] else None
         return grad * 0, grad_source
 
 

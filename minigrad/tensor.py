@@ -4,7 +4,7 @@ import weakref
 
 import torch
 
-from . import grad_mode
+from . import autograd, function, grad_mode, ops, views
 
 ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 ERR_VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -24,6 +24,18 @@ class _VersionCounter:
 
     def __init__(self):
         self.version = 0
+
+
+class _ViewMeta:
+    """What a view knows besides its memory (torch's DifferentiableViewMeta): its ``base``, the
+    ``version`` of the shared counter when its grad_fn was last right (an in-place edit since then
+    means the grad_fn must be rebuilt), and ``creation_mode`` — "no_grad" or "inference" for a view
+    made with grad mode off (autograd cannot follow in-place edits of it), else None."""
+
+    __slots__ = ("base", "version", "creation_mode")
+
+    def __init__(self, base, version, creation_mode):
+        self.base, self.version, self.creation_mode = base, version, creation_mode
 
 
 class RemovableHandle:
@@ -59,7 +71,7 @@ def _as_tensor(value, like):
 
 
 class Tensor:
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_base", "_view_version",
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_view",
                  "_is_inference", "_grad", "_retains_grad", "_hooks", "_grad_accumulator", "__weakref__")
     __array_priority__ = 1000
 
@@ -69,8 +81,7 @@ class Tensor:
         self._grad_fn = grad_fn
         self._output_nr = output_nr
         self._version_counter = _VersionCounter()
-        self._base = None
-        self._view_version = None
+        self._view = None
         self._is_inference = False
         self._grad = None
         self._retains_grad = False
@@ -91,6 +102,12 @@ class Tensor:
 
     def dim(self):
         return self._data.dim()
+
+    def stride(self, dim=None):
+        return self._data.stride() if dim is None else self._data.stride(dim)
+
+    def is_contiguous(self):
+        return self._data.is_contiguous()
 
     def numel(self):
         return self._data.numel()
@@ -115,12 +132,30 @@ class Tensor:
     def grad_fn(self):
         """The node that made this tensor. A view whose memory was edited in place since it was made
         gets a fresh one, AsStridedBackward0 on its base's current node, as in torch."""
-        if self._view_version is not None and self._view_version != self._version_counter.version:
-            self._view_version = self._version_counter.version
-            base = self._base
-            if base._requires_grad:
-                self._grad_fn, self._output_nr, self._requires_grad = ops.AsStridedBackward0(base, self), 0, True
+        view = self._view
+        if view is not None and view.version is not None and view.version != self._version_counter.version:
+            return views.rebuilt_grad_fn(self)
         return self._grad_fn
+
+    @property
+    def _base(self):
+        return None if self._view is None else self._view.base
+
+    def _become_view_of(self, source):
+        """Make this new tensor a view of ``source``: the same version counter and base; made with grad
+        mode off (or from such a view), it requires grad as its base does, but has no grad_fn."""
+        self._version_counter = counter = source._version_counter
+        self._is_inference = source._is_inference
+        outer = source._view
+        state = grad_mode._state
+        if outer is not None and outer.creation_mode is not None:
+            mode = outer.creation_mode
+        else:
+            mode = None if state.grad_enabled else "inference" if state.inference else "no_grad"
+        self._view = _ViewMeta(source if outer is None else outer.base,
+                               None if counter is None else counter.version, mode)
+        if self._grad_fn is None and mode is not None:
+            self._requires_grad = source._requires_grad
 
     @property
     def requires_grad(self):
@@ -161,14 +196,17 @@ class Tensor:
         """Where a gradient for this tensor goes: its grad_fn, or its leaf's AccumulateGrad."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        if not self._requires_grad:
-            return (None, 0)
+        if not self._requires_grad or (self._view is not None and self._view.creation_mode is not None):
+            return (None, 0)  # a view made with grad mode off passes no gradient on, as in torch
         accumulator = self._grad_accumulator and self._grad_accumulator()
         if accumulator is None:
-            from .function import AccumulateGrad
-            accumulator = AccumulateGrad(self)
+            accumulator = function.AccumulateGrad(self)
             self._grad_accumulator = weakref.ref(accumulator)
         return (accumulator, 0)
+
+    def new_ones(self, size):
+        """Ones of ``size`` with this tensor's dtype and device (what backward() starts from)."""
+        return Tensor(self._data.new_ones(size))
 
     def detach(self):
         out = Tensor(self._data)
@@ -227,8 +265,7 @@ class Tensor:
         return RemovableHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion --------------------------------------------------------------------------
     def item(self):
@@ -477,34 +514,38 @@ class Tensor:
         recording = grad_mode._state.grad_enabled and (
             self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
         if not recording:
-            storage_op(self._data, *(a._data if isinstance(a, Tensor) else a for a in args))
-            self._check_inference_inplace()
-            if self._version_counter is not None:
-                self._version_counter.version += 1
-            return self
-        base = self._base
+            return self._mutate(storage_op, *(a._data if isinstance(a, Tensor) else a for a in args))
+        view = self._view
+        if view is not None:
+            views.check_inplace(self)
+            if view.base._requires_grad and view.base.grad_fn is None:
+                raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError(ERR_LEAF_INPLACE)
-        if base is not None and base._requires_grad and base.grad_fn is None:
-            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
-        source = self._recorded_copy() if getattr(function, "inplace_saves_self", False) else self
+        source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
         self._data.copy_(result._data)
-        if base is None:
+        if view is None:
             self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
         else:
-            base._grad_fn = ops.CopySlices(base._gradient_edge(), result._grad_fn, base, self)
-            base._output_nr, base._requires_grad = 0, True
+            views.rebase(self, result._grad_fn)
         self._version_counter.version += 1
         return self
 
-    def _check_inference_inplace(self):
-        """torch makes this check after the kernel ran: the values have changed when it raises."""
-        if self._version_counter is None and not grad_mode._state.inference:
-            raise RuntimeError(
-                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
-                "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
-                "for more details.")
+    def _mutate(self, storage_op, *args):
+        """Edit the storage in place where autograd records nothing: run the kernel, then (as torch,
+        after the kernel: the values have changed when it raises) refuse an inference tensor outside
+        inference mode, then bump the version."""
+        storage_op(self._data, *args)
+        if self._version_counter is None:
+            if not grad_mode._state.inference:
+                raise RuntimeError(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                    "clone to get a normal tensor before doing inplace update.See "
+                    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        else:
+            self._version_counter.version += 1
+        return self
 
     def _recorded_copy(self):
         """A copy of self's values that keeps self's place in the graph, for ops that save ``self``."""
@@ -547,20 +588,13 @@ class Tensor:
             if self.grad_fn is None:
                 raise RuntimeError(ERR_LEAF_INPLACE)
             raise NotImplementedError("minigrad does not record random fills of tensors that require grad")
-        storage_op(self._data, *args)
-        self._check_inference_inplace()
-        if self._version_counter is not None:
-            self._version_counter.version += 1
-        return self
+        return self._mutate(storage_op, *args)
 
     def __setitem__(self, key, value):
         """``x[key] = value`` is, as in torch, an in-place copy into the view ``x[key]``."""
         value = _as_tensor(value, self)
         if not (grad_mode._state.grad_enabled and (self._requires_grad or value._requires_grad)):
-            self._data[key] = value._data
-            self._check_inference_inplace()
-            if self._version_counter is not None:
-                self._version_counter.version += 1
+            self._mutate(torch.Tensor.__setitem__, key, value._data)
             return
         target = self[key]
         if value.shape == target.shape:
@@ -623,5 +657,3 @@ def matmul(a, b):
         return ops.UnsafeView.apply(rows, (*a.shape[:-1], b.shape[-1]))
     raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, or a batch times a matrix")
 
-
-from . import ops  # noqa: E402  (ops builds on Tensor)

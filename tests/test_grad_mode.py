@@ -94,3 +94,57 @@ def test_grad_mode_is_thread_local():
             seen.append(lib.is_grad_enabled())
         return seen
     assert_same(scenario)
+
+
+# --- views made with grad mode off, then edited in place (torch's view creation meta) -------------
+
+VIEW_BASES = {
+    "leaf requiring grad": lambda lib: lib.ones(3, requires_grad=True),
+    "non-leaf": lambda lib: lib.ones(3, requires_grad=True) * 1,
+    "plain tensor": lambda lib: lib.ones(3),
+}
+MADE_IN = {"no_grad": lambda lib: lib.no_grad(), "inference_mode": lambda lib: lib.inference_mode()}
+AFTERWARDS = {
+    "nothing": lambda lib, base, view: None,
+    "mul_ by a number": lambda lib, base, view: view.mul_(2),
+    "mul_ by a tensor requiring grad": lambda lib, base, view: view.mul_(lib.ones(2, requires_grad=True)),
+    "mul_ under no_grad": lambda lib, base, view: _in(lib.no_grad(), lambda: view.mul_(2)),
+    "base edited under no_grad": lambda lib, base, view: _in(lib.no_grad(), lambda: base.mul_(2)),
+    "a view of it, made with grad mode, edited": lambda lib, base, view: view[0].mul_(2),
+    "setitem": lambda lib, base, view: view.__setitem__(0, 5.0),
+    "a view of it, made under no_grad, edited": lambda lib, base, view: _view_in_mode_then_edit(lib, view),
+}
+
+
+def _view_in_mode_then_edit(lib, view):
+    with lib.no_grad():
+        inner = view[0]
+    return inner.mul_(2)
+
+
+def _attempt(fn):
+    try:
+        return fn()
+    except RuntimeError as error:
+        return ("error", str(error))
+
+
+@pytest.mark.parametrize("after", AFTERWARDS)
+@pytest.mark.parametrize("made_in", MADE_IN)
+@pytest.mark.parametrize("base", VIEW_BASES)
+def test_a_view_made_with_grad_mode_off(base, made_in, after):
+    """Such a view requires grad as its base does but has no grad_fn and passes no gradient on;
+    editing it in place with grad mode on, or reading its grad_fn after its memory changed, raises
+    torch's "A view was created in no_grad mode ..." errors (the issue's case: a view of a leaf)."""
+    def scenario(lib):
+        b = VIEW_BASES[base](lib)
+        with MADE_IN[made_in](lib):
+            view = b[:2]
+        seen = {"made": flags(view), "edit": _attempt(lambda: AFTERWARDS[after](lib, b, view))}
+        seen["grad_fn after"] = _attempt(lambda: view.grad_fn)
+        seen["values"] = view.detach().tolist() if hasattr(view, "detach") else None
+        seen["use"] = _attempt(lambda: (view * 2).grad_fn)
+        if b.requires_grad:
+            seen["backward"] = _attempt(lambda: (b * 1).sum().backward())
+        return seen
+    assert_same(scenario)

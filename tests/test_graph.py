@@ -143,6 +143,7 @@ def with_grad_flags(table, ids=None, targets=False):
 
     ``targets`` adds, for each, every tensor an edit could hit: each input and the output ("result").
     """
+    params = []
     for id in ids or table:
         names = list(table[id][1])
         for grads in itertools.product([True, False], repeat=len(names)):
@@ -150,10 +151,11 @@ def with_grad_flags(table, ids=None, targets=False):
                 continue
             label = f"{id}-grad_" + "_".join(n for n, g in zip(names, grads) if g)
             if not targets:
-                yield pytest.param(id, grads, id=label)
+                params.append(pytest.param(id, grads, id=label))
                 continue
             for target in names + ["result"]:
-                yield pytest.param(id, grads, target, id=f"{label}-edit_{target}")
+                params.append(pytest.param(id, grads, target, id=f"{label}-edit_{target}"))
+    return params
 
 
 # --- graph_signature ------------------------------------------------------------------------

@@ -62,7 +62,7 @@ check("a.sum((0, 2), keepdim=True)", sum_graph, (2, 3, 4), (0, 2), True)
 # stays differentiable.
 # %% part sum_to
 # %% locked plug-sum_to
-minigrad.ops.sum_to = sum_to
+minigrad.broadcast.sum_to = sum_to
 # %% tests test-sum_to 2
 def reduce_to(lib, grad_shape, shape):
     grad = lib.arange(float(torch.Size(grad_shape).numel()), dtype=lib.float64).reshape(grad_shape)

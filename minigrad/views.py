@@ -1,0 +1,174 @@
+"""Views and in-place edits of them: how torch keeps a view's graph right when its memory changes.
+
+A view shares its base's memory and version counter. An in-place op on a view moves the base onto
+a ``CopySlices`` node (``rebase``); any view whose memory was edited since it was made gets a fresh
+``grad_fn``, ``AsStridedBackward0`` on its base's current node (``rebuilt_grad_fn``). Both describe
+a view by its memory layout (size, stride, offset), as torch does. A view made with grad mode off
+cannot take part in this, so torch forbids editing it in place with grad mode on (``check_inplace``).
+"""
+import torch
+
+from .function import ERR_BACKWARD_TWICE, Function, Node, constant
+
+_CLARIFY = {
+    "no_grad": ("with grad mode enabled", "no_grad"),
+    "inference": ("in normal mode", "inference_mode"),
+}
+
+
+def creation_error(view, indirect):
+    """torch's message for a view made with grad mode off that is, or whose memory was, edited in place."""
+    mode = view._view.creation_mode
+    enabled, block = _CLARIFY[mode]
+    if view._grad_fn is None:
+        made = f"A view was created in {mode} mode"
+    else:
+        name = view._grad_fn.name()
+        made = (f"Output {view._output_nr} of {name[:name.rindex('Backward')]} is a view of a view which was "
+                f"created in {mode} mode")
+    edited = (f"its base or another view of its base has been modified inplace {enabled}" if indirect
+              else f"is being modified inplace {enabled}")
+    return (f"{made} and {edited}. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            f"You can clarify your code by moving both the view and the inplace either both inside the {block} "
+            "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+            "tracked).")
+
+
+def check_inplace(view):
+    """Before an in-place op that autograd records on a view: forbidden if the view was made with grad mode off."""
+    if view._view.creation_mode is not None:
+        raise RuntimeError(creation_error(view, indirect=False))
+
+
+def rebuilt_grad_fn(view):
+    """The grad_fn of a view whose memory was edited in place since it last looked (torch's
+    VariableHooks::grad_fn): AsStridedBackward0 on the base's current node."""
+    meta = view._view
+    if view._grad_fn is None and not meta.base._requires_grad:
+        return None
+    if meta.creation_mode is not None:
+        raise RuntimeError(creation_error(view, indirect=True))
+    meta.version = view._version_counter.version
+    view._grad_fn, view._output_nr, view._requires_grad = AsStridedBackward0(meta.base, view), 0, True
+    return view._grad_fn
+
+
+def rebase(view, node):
+    """After ``node`` recorded an in-place op on ``view``, the base's history goes through CopySlices."""
+    base = view._view.base
+    base._grad_fn = CopySlices(base._gradient_edge(), node, base, view)
+    base._output_nr, base._requires_grad = 0, True
+
+
+def _geometry(tensor):
+    data = tensor._data
+    return tuple(data.shape), data.stride(), data.storage_offset()
+
+
+class AsStrided(Function):
+    """The region of a base-shaped tensor that a view covers, described by memory layout (size,
+    stride, offset), as torch describes views it has to rebuild."""
+
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, a, base_geometry, view_geometry):
+        ctx.geometries = base_geometry, view_geometry
+        flat = _flat_buffer(base_geometry, a._data)
+        _as_base(flat, base_geometry).copy_(a._data)
+        size, stride, offset = view_geometry
+        return flat.as_strided(size, stride, offset - base_geometry[2])
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AsStridedScatter.apply(grad, *ctx.geometries), None, None
+
+
+class AsStridedScatter(Function):
+    """A base-shaped gradient holding ``grad`` where the view lies (summed where a view like an
+    expand covers an element several times): the backward of a view rebuilt from its layout."""
+
+    @staticmethod
+    def forward(ctx, grad, base_geometry, view_geometry):
+        ctx.geometries = base_geometry, view_geometry
+        flat = _flat_buffer(base_geometry, grad._data)
+        flat.index_add_(0, _region_index(flat, base_geometry, view_geometry).reshape(-1), grad._data.reshape(-1))
+        return _as_base(flat, base_geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AsStrided.apply(grad, *ctx.geometries), None, None
+
+
+def _flat_buffer(base_geometry, like):
+    """Zeroed memory for a tensor laid out like the base (offset 0)."""
+    size, stride, _ = base_geometry
+    span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    return torch.zeros(span, dtype=like.dtype, device=like.device)
+
+
+def _as_base(flat, base_geometry):
+    size, stride, _ = base_geometry
+    return flat.as_strided(size, stride, 0)
+
+
+def _region_index(flat, base_geometry, view_geometry):
+    """For each element of the view, its position in a flat buffer laid out like the base."""
+    size, stride, offset = view_geometry
+    return torch.arange(flat.numel(), device=flat.device).as_strided(size, stride, offset - base_geometry[2])
+
+
+class AsStridedBackward0(Node):
+    """The grad_fn a view gets once its memory was edited in place: from the base's current node."""
+
+    __slots__ = ("geometries",)
+
+    def __init__(self, base, view):
+        Node.__init__(self)
+        self.next_functions = (base._gradient_edge(),)
+        self.geometries = _geometry(base), _geometry(view)
+
+    @property
+    def _input_shapes(self):
+        return (torch.Size(self.geometries[0][0]),)
+
+    def apply(self, grads):
+        return (AsStridedScatter.apply(grads[0], *self.geometries),)
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op ``fn`` on one of its views (``x[i] = v`` included).
+
+    The base's gradient outside the view passes to the base's previous node; the part inside goes
+    through ``fn``, whose other inputs receive their gradients as usual.
+    """
+
+    __slots__ = ("fn", "geometries", "_input_shapes")
+
+    def __init__(self, base_edge, fn, base, view):
+        Node.__init__(self)
+        self.next_functions = (base_edge,) + fn.next_functions[1:]
+        self.fn = fn
+        self.geometries = _geometry(base), _geometry(view)
+        self._input_shapes = (base.shape,) + fn._input_shapes[1:]
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def apply(self, grads):
+        (grad,) = grads
+        if self.fn is None:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        base_geometry, view_geometry = self.geometries
+        flat = _flat_buffer(base_geometry, grad._data).fill_(1)
+        flat[_region_index(flat, base_geometry, view_geometry).reshape(-1)] = 0
+        outside = _as_base(flat, base_geometry)
+        grads = self.fn.apply([AsStrided.apply(grad, base_geometry, view_geometry)])
+        inside = AsStridedScatter.apply(grads[0], base_geometry, view_geometry) if grads[0] is not None else None
+        base_grad = grad * constant(outside) if inside is None else grad * constant(outside) + inside
+        return (base_grad,) + tuple(grads[1:])
+
+    def _release_saved(self):
+        if self.fn is not None:
+            self.fn._release_saved()
+            self.fn = None
