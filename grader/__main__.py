@@ -42,7 +42,7 @@ def main(argv=None):
     if args.command == "build":
         return _build(args.check)
     if args.command == "stage":
-        build.stage()
+        build.stage(build.ROOT)
         return 0
     from . import workflow
 

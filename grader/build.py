@@ -12,7 +12,6 @@ The notebooks are committed; the staged packages are build outputs (git-ignored)
 ``--check`` builds into a scratch copy and fails if any committed derived file differs.
 """
 import filecmp
-import hashlib
 import os
 import shutil
 import subprocess
@@ -23,18 +22,10 @@ from pathlib import Path
 import nbformat
 
 from .notebooks import build_notebook
-from .parts import find_parts, stage_package
+from .parts import exercise_number, exercise_specs, find_parts, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 DERIVED = ("solutions", "exercises")
-
-
-def exercise_specs(root):
-    return sorted((root / "grader" / "exercises").glob("ex*.py"))
-
-
-def exercise_number(spec):
-    return int(spec.stem.split("_")[0][2:])
 
 
 def nbgrader_env(root):
@@ -42,23 +33,6 @@ def nbgrader_env(root):
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(root / "grader"), env.get("JUPYTER_CONFIG_PATH")]))
     return env
-
-
-def stage(root=ROOT):
-    """Stage each exercise's package into solutions/ and exercises/, unless the staged copies were
-    made from the same sources (minigrad/ and grader/, checksummed into .course/staged)."""
-    stamp = root / ".course" / "staged"
-    sources = hashlib.sha256()
-    for path in sorted((root / "minigrad").rglob("*.py")) + sorted((root / "grader").rglob("*.py")):
-        sources.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    targets = [(root / folder / spec.stem / "minigrad", exercise_number(spec))
-               for spec in exercise_specs(root) for folder in DERIVED]
-    if stamp.exists() and stamp.read_text() == sources.hexdigest() and all(t.is_dir() for t, _ in targets):
-        return
-    for target, number in targets:
-        stage_package(root / "minigrad", target, number)
-    stamp.parent.mkdir(exist_ok=True)
-    stamp.write_text(sources.hexdigest())
 
 
 def build(root=ROOT):

@@ -6,8 +6,13 @@
 
 From one region come the solution cell (signatures and docstrings kept, bodies between nbgrader's
 solution markers) and the stub in a staged package (bodies replaced by NotImplementedError).
+
+A region that code of earlier exercises runs (the engine's node call, say) marks what its exercise
+adds with ``# BEGIN NEW IN EXERCISE <n>`` ... ``# END NEW IN EXERCISE <n>``: before exercise n,
+staged packages hold the region without those blocks (minigrad as it was before the unit), not a stub.
 """
 import ast
+import hashlib
 import re
 import shutil
 import textwrap
@@ -15,14 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARK = re.compile(r"^(?P<indent>[ ]*)# (?P<kind>BEGIN|END) EXERCISE (?P<exercise>\d+)\n", re.M)
-
-# Parts that code of earlier exercises calls: before their exercise, the staged package ships this
-# behaviour (minigrad as it was before the unit) instead of a stub that raises.
-BEFORE = {
-    "BackwardFunction._release_saved": ("Freeing comes in exercise 3: until then nothing is freed.", "return None"),
-    "BackwardFunction._unpack": ("Before exercise 3 nothing is ever freed: unpack what was saved.",
-                                 "return None if saved is None else saved.unpack(self)"),
-}
+NEW = re.compile(r"^[ ]*# BEGIN NEW IN EXERCISE (?P<exercise>\d+)\n(?P<code>.*?)^[ ]*# END NEW IN EXERCISE (?P=exercise)\n",
+                 re.M | re.S)
 
 
 @dataclass
@@ -30,7 +29,8 @@ class Part:
     exercise: int
     path: Path  # the module, relative to the package's parent
     name: str  # "Mul", "sum_to", "BackwardFunction._unpack"
-    code: str  # the region, dedented
+    code: str  # the region, dedented, without NEW markers: the reference solution
+    before: str  # the region without its NEW blocks (the code before its exercise), or None
     indent: str
     span: tuple  # (start, end) character offsets of the region, markers included
 
@@ -45,13 +45,27 @@ def find_parts(package):
             if match["kind"] == "BEGIN":
                 begin = match
                 continue
-            code = text[begin.end():match.start()]
+            code = textwrap.dedent(text[begin.end():match.start()])
             owner = _enclosing_class(text[:begin.start()], begin["indent"])
-            name = _defined_name(textwrap.dedent(code))
-            parts.append(Part(int(begin["exercise"]), path.relative_to(Path(package).parent),
-                              f"{owner}.{name}" if owner else name, textwrap.dedent(code), begin["indent"],
-                              (begin.start(), match.end())))
+            name = _defined_name(code)
+            exercise = int(begin["exercise"])
+            parts.append(Part(exercise, path.relative_to(Path(package).parent), f"{owner}.{name}" if owner else name,
+                              NEW.sub(lambda new: new["code"], code), _before(code, exercise, path),
+                              begin["indent"], (begin.start(), match.end())))
     return parts
+
+
+def _before(code, exercise, path):
+    """``code`` without what its exercise adds, or None when it marks nothing new."""
+    blocks = list(NEW.finditer(code))
+    if not blocks:
+        return None
+    for block in blocks:
+        if int(block["exercise"]) != exercise:
+            raise ValueError(f"{path}: NEW IN EXERCISE {block['exercise']} inside a part of exercise {exercise}")
+    before = NEW.sub("", code)
+    ast.parse(before)
+    return before
 
 
 def _enclosing_class(before, indent):
@@ -91,12 +105,8 @@ def solution_cell(part):
     return _rewrite_bodies(part.code, mark).rstrip("\n")
 
 
-def stub(part, current):
-    """The part in the staged package of exercise ``current``: raising if the learner has it to
-    write now or later; for parts earlier code calls, the behaviour before their exercise."""
-    if part.exercise > current and part.name in BEFORE:
-        doc, body = BEFORE[part.name]
-        return f'{part.code.splitlines()[0]}\n    """{doc}"""\n    {body}\n'
+def stub(part):
+    """The part the learner has to write: signatures and docstrings, bodies that raise."""
     message = f"{part.name} is yours to write: implement this in exercise {part.exercise}"
     return _rewrite_bodies(part.code, lambda func, body, indent: [f"raise NotImplementedError({message!r})"])
 
@@ -118,6 +128,36 @@ def stage_package(package, destination, current):
         text = target.read_text()
         for part in reversed(parts):
             start, end = part.span
-            code = part.code if part.exercise < current else stub(part, current)
+            if part.exercise < current:
+                code = part.code
+            elif part.exercise > current and part.before is not None:
+                code = part.before
+            else:
+                code = stub(part)
             text = text[:start] + textwrap.indent(code, part.indent) + text[end:]
         target.write_text(text)
+
+
+def exercise_specs(root):
+    return sorted((root / "grader" / "exercises").glob("ex*.py"))
+
+
+def exercise_number(spec):
+    return int(spec.stem.split("_")[0][2:])
+
+
+def stage(root):
+    """Stage each exercise's package into solutions/ and exercises/, unless the staged copies were
+    made from the same sources (minigrad/ and grader/, checksummed into .course/staged)."""
+    stamp = root / ".course" / "staged"
+    sources = hashlib.sha256()
+    for path in sorted((root / "minigrad").rglob("*.py")) + sorted((root / "grader").rglob("*.py")):
+        sources.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    targets = [(root / folder / spec.stem / "minigrad", exercise_number(spec))
+               for spec in exercise_specs(root) for folder in ("solutions", "exercises")]
+    if stamp.exists() and stamp.read_text() == sources.hexdigest() and all(t.is_dir() for t, _ in targets):
+        return
+    for target, number in targets:
+        stage_package(root / "minigrad", target, number)
+    stamp.parent.mkdir(exist_ok=True)
+    stamp.write_text(sources.hexdigest())

@@ -7,7 +7,8 @@
    summed into the input buffers of the next nodes.
 
 ``backprop`` does 1-3 for any way of "running a node"; ``run_backward`` decides what running
-means: hooks, autograd.grad's captures, ``node.apply`` and freeing what the node saved.
+means: hooks, autograd.grad's captures, then ``run_node``: ``node.apply`` and freeing what the
+node saved.
 """
 import heapq
 
@@ -131,6 +132,20 @@ def validate_outputs(node, grads):
     return checked
 
 
+# BEGIN EXERCISE 3
+def run_node(node, grads, retain_graph):
+    """Run ``node`` on the gradients of its outputs and return its checked gradients, one per edge.
+    Then, unless ``retain_graph``, free what it saved: right after it ran, as torch does, so the
+    memory goes as early as possible, and a backward that fails later has already freed it."""
+    outputs = validate_outputs(node, node.apply(grads))
+    # BEGIN NEW IN EXERCISE 3
+    if not retain_graph:
+        node._release_saved()
+    # END NEW IN EXERCISE 3
+    return outputs
+# END EXERCISE 3
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
@@ -149,12 +164,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                     slot.append(grad)
             if node not in needed:
                 return (None,) * len(node.next_functions)
-        if all(grad is None for grad in grads):
+        if grads.count(None) == len(grads):
             return (None,) * len(node.next_functions)
-        outputs = validate_outputs(node, node.apply(grads))
-        if not retain_graph:
-            node._release_saved()
-        return outputs
+        return run_node(node, grads, retain_graph)
 
     state = grad_mode._state
     previous = state.grad_enabled

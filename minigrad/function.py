@@ -211,7 +211,7 @@ class BackwardFunction(Node):
 
     @property
     def saved_tensors(self):
-        return tuple(self._unpack(s) for s in self._saved)
+        return tuple([self._unpack(s) for s in self._saved])
 
     # BEGIN EXERCISE 3
     def _unpack(self, saved):
@@ -219,8 +219,10 @@ class BackwardFunction(Node):
         torch's "backward through the graph a second time" error, a SavedTensor is unpacked."""
         if saved is None:
             return None
+        # BEGIN NEW IN EXERCISE 3
         if saved is _FREED:
             raise RuntimeError(ERR_BACKWARD_TWICE)
+        # END NEW IN EXERCISE 3
         return saved.unpack(self)
     # END EXERCISE 3
 

@@ -275,7 +275,27 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * (1 - result * result)
+        return TanhBackward.apply(grad, result)
+
+
+class TanhBackward(Function):
+    """tanh's backward, grad * (1 - result²), in one kernel (torch's tanh_backward): one op instead
+    of three. An op itself, so with create_graph=True it can be differentiated again."""
+
+    node_name = "TanhBackwardBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        return torch.ops.aten.tanh_backward(grad._data, result._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, result = ctx.saved_tensors
+        need_grad, need_result = ctx.needs_input_grad
+        return (TanhBackward.apply(g, result) if need_grad else None,
+                g * grad * -2 * result if need_result else None)
 
 
 class Sigmoid(Function):
@@ -291,7 +311,26 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad * result * (1 - result)
+        return SigmoidBackward.apply(grad, result)
+
+
+class SigmoidBackward(Function):
+    """sigmoid's backward, grad * result * (1 - result), in one kernel (torch's sigmoid_backward)."""
+
+    node_name = "SigmoidBackwardBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        return torch.ops.aten.sigmoid_backward(grad._data, result._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, result = ctx.saved_tensors
+        need_grad, need_result = ctx.needs_input_grad
+        return (SigmoidBackward.apply(g, result) if need_grad else None,
+                g * grad * (1 - 2 * result) if need_result else None)
 
 
 class Abs(Function):

@@ -1,6 +1,7 @@
 """Shared fixtures: PyTorch is the oracle, so most tests run one scenario with both libraries."""
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -24,9 +25,9 @@ def lib(request):
 def pytest_configure(config):
     """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME; the
     exercises' staged packages (build outputs) are staged from the current minigrad/."""
-    from grader import build
+    from grader import parts
 
-    build.stage()
+    parts.stage(Path(__file__).resolve().parent.parent)
     state = tempfile.mkdtemp(prefix="minigrad-jupyter-")
     for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                              ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):

@@ -37,8 +37,9 @@ def test_derived_files_are_up_to_date():
 
 
 def _unique_lines(part, package_text):
-    """Lines of a part's solution (what its stub leaves out) that appear nowhere else in the package."""
-    skeleton = set(stub(part, part.exercise).splitlines())
+    """Lines of a part's solution that appear nowhere else in the package, leaving out its stub and
+    what it did before its exercise (both are released)."""
+    skeleton = set(stub(part).splitlines()) | set((part.before or "").splitlines())
     own = {line.strip() for line in part.code.splitlines() if line not in skeleton and len(line.strip()) > 10}
     return {line for line in own if package_text.count(line) == 1}
 
@@ -100,6 +101,12 @@ def _submission(root, exercise, student, change_solution):
     reference = _reference_solutions(root, exercise)
     path = folder / f"{exercise}.ipynb"
     _submission_like(path, change_solution, reference)
+
+
+def max_score(root, exercise):
+    """The points an exercise is worth, from its source notebook."""
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    return sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in source.cells)
 
 
 def _reference_solutions(root, exercise):

@@ -17,11 +17,12 @@ import pytest
 from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from test_exercises import _reference_solutions
+from test_exercises import _reference_solutions, max_score
 
 pytestmark = pytest.mark.skipif(bool(check_available()), reason=f"no sandbox here: {check_available()}")
 EXERCISE = "ex3_freeing"
 NOTEBOOK = f"{EXERCISE}.ipynb"
+FULL = max_score(ROOT, EXERCISE)
 RELEASE_PART = "BackwardFunction-_release_saved"
 RIGHT, WRONG = "tuple(None if s is None else _FREED for s in self._saved)", "tuple(_FREED for s in self._saved)"
 
@@ -178,14 +179,14 @@ def test_everything_is_graded_or_has_a_clear_reason(catalog):
 def test_good_submissions_get_the_grade_they_get_alone(catalog):
     _, rows = catalog
     for student in ("good-1", "good-2", "deleted-test-cell"):
-        assert rows[student]["score"] == rows[student]["max_score"] == 12, (student, rows[student])
+        assert rows[student]["score"] == rows[student]["max_score"] == FULL, (student, rows[student])
     assert rows["untouched"]["score"] == 0
 
 
 @pytest.mark.parametrize("student", sorted(PATCHES) + ["edited-locked-test"])
 def test_patching_the_checks_changes_nothing(catalog, student):
     _, rows = catalog
-    assert 0 < rows["broken"]["score"] < 12
+    assert 0 < rows["broken"]["score"] < FULL
     assert rows[student]["status"] == "graded"
     assert rows[student]["score"] == rows["broken"]["score"], rows[student]
 
@@ -198,8 +199,8 @@ def test_runaway_code_is_stopped_with_a_reason(catalog):
     assert rows["sleep-forever"]["reason"] == f"timed out in cell {first_test} after 10 s"
     assert rows["exit"]["reason"] == f"kernel died in cell {first_test}"
     assert rows["segfault"]["reason"] == f"kernel died in cell {first_test}"
-    assert rows["memory-bomb"]["status"] == "graded" and rows["memory-bomb"]["score"] < 12  # MemoryError fails checks
-    assert rows["fork-bomb"]["status"] == "graded" and rows["huge-output"]["score"] == 12
+    assert rows["memory-bomb"]["status"] == "graded" and rows["memory-bomb"]["score"] < FULL  # MemoryError fails checks
+    assert rows["fork-bomb"]["status"] == "graded" and rows["huge-output"]["score"] == FULL
 
 
 def test_unreadable_submissions_say_why(catalog):
@@ -218,7 +219,7 @@ def test_student_code_cannot_read_hidden_tests_write_the_gradebook_or_reach_the_
     leaked = (autograded / "read-hidden" / EXERCISE / "leak.txt").read_text()
     assert "HIDDEN TESTS" not in leaked and "Error" in leaked
     assert (autograded / "write-gradebook" / EXERCISE / "wrote.txt").read_text() != "wrote"
-    assert rows["good-1"]["score"] == 12  # the gradebook is intact
+    assert rows["good-1"]["score"] == FULL  # the gradebook is intact
     assert "Error" in (autograded / "network" / EXERCISE / "network.txt").read_text()
     assert listener[1] == []
 
@@ -241,7 +242,7 @@ def test_a_grader_killed_mid_run_resumes_where_it_stopped(catalog):
     assert len(before) < len(partial) < len(before) + 4
     subprocess.run(command, cwd=root, env=nbgrader_env(root), check=True, capture_output=True, timeout=600)
     rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
-    assert all(rows[f"late-{i}"]["score"] == 12 for i in range(1, 5))
+    assert all(rows[f"late-{i}"]["score"] == FULL for i in range(1, 5))
     assert len(rows) == len(before) + 4
 
 

@@ -13,9 +13,10 @@ import pytest
 from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from test_exercises import _reference_solutions, _submission_like
+from test_exercises import _reference_solutions, _submission_like, max_score
 
 EXERCISE = "ex3_freeing"
+FULL = max_score(ROOT, EXERCISE)
 
 
 def _run(root, args, cwd):
@@ -39,15 +40,15 @@ def _solve(folder, root):
     _submission_like(folder / f"{EXERCISE}.ipynb", lambda gid, ref, released: ref, _reference_solutions(root, EXERCISE))
 
 
-def _break_cell(body):
-    """_release_saved written as ``body``: grading calls it from the first test cell."""
+def _break_cell(body, root):
+    """The reference, but _release_saved written as ``body``: grading calls it from the first test cell."""
+    def change(grade_id, reference, released):
+        if grade_id == "BackwardFunction-_release_saved":
+            return "def _release_saved(self):\n" + "\n".join("    " + line for line in body.splitlines())
+        return reference
+
     def edit(folder):
-        path = folder / f"{EXERCISE}.ipynb"
-        notebook = nbformat.read(path, as_version=4)
-        for cell in notebook.cells:
-            if cell.metadata.get("nbgrader", {}).get("grade_id") == "BackwardFunction-_release_saved":
-                cell.source = "def _release_saved(self):\n" + "\n".join("    " + line for line in body.splitlines())
-        nbformat.write(notebook, path)
+        _submission_like(folder / f"{EXERCISE}.ipynb", change, _reference_solutions(root, EXERCISE))
     return edit
 
 
@@ -68,8 +69,8 @@ def course(tmp_path_factory):
     learners = {
         "ada": lambda folder: _solve(folder, root),
         "bob": lambda folder: None,
-        "cy": _break_cell("import os\nos._exit(1)"),
-        "dee": _break_cell("while True:\n    pass"),
+        "cy": _break_cell("import os\nos._exit(1)", root),
+        "dee": _break_cell("while True:\n    pass", root),
         "eve": lambda folder: (folder / f"{EXERCISE}.ipynb").write_text('{"cells": ['),
         "fay": lambda folder: (folder / f"{EXERCISE}.ipynb").rename(folder / "my_work.ipynb"),
         "gus": lambda folder: (folder / f"{EXERCISE}.ipynb").write_bytes(b"\xff\xfe not a notebook"),
@@ -96,7 +97,7 @@ def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
 def test_status_shows_scores_and_reasons(course):
     root, progress = course
     lines = workflow.status(EXERCISE, root=root)
-    assert "ada: graded 12/12" in lines and "bob: graded 0/12" in lines
+    assert f"ada: graded {FULL}/{FULL}" in lines and f"bob: graded 0/{FULL}" in lines
     assert "fay: not graded: missing notebook ex3_freeing.ipynb (found: my_work.ipynb)" in lines
     assert progress[-1].startswith(f"autograde {EXERCISE}: 7/7 done, ETA")
 
@@ -106,7 +107,7 @@ def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
     workflow.export(EXERCISE, tmp_path / "grades.csv", tmp_path / "scores.png", root=root)
     with open(tmp_path / "grades.csv") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
-    assert rows["ada"]["status"] == "graded" and float(rows["ada"]["score"]) == 12
+    assert rows["ada"]["status"] == "graded" and float(rows["ada"]["score"]) == FULL
     assert float(rows["ada"]["test-seed-003"]) == 3
     assert rows["cy"]["status"] == "not graded" and rows["cy"]["score"] == "" and rows["cy"]["reason"]
     assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"

@@ -69,7 +69,7 @@ def reduce_to(lib, grad_shape, shape):
     return sum_to(grad, torch.Size(shape)) if lib is minigrad else grad.sum_to_size(shape)
 
 
-for grad_shape, shape in [((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 3))]:
+for grad_shape, shape in [((2, 3), (3,)), ((2, 3), (1, 3)), ((2, 3), (2, 3)), ((2, 4, 3), (3,))]:
     check(f"sum_to {grad_shape} -> {shape}", reduce_to, grad_shape, shape)
 ### BEGIN HIDDEN TESTS
 for grad_shape, shape in [((4, 2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((5,), ()), ((2, 1, 3), (1, 1, 1))]:
@@ -80,7 +80,9 @@ for grad_shape, shape in [((4, 2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((5,), ()), 
 # ## Part 3 — `Mul`
 # `y = a * b`. Which tensors must the node keep? The gradient for `a` is `grad * b` and the gradient
 # for `b` is `grad * a`: keep `b` only if `a` needs a gradient, and `a` only if `b` does (this is the
-# puzzle of the forum thread "Which is freed, which is not?"). Remember the input shapes for `sum_to`.
+# puzzle of the forum thread "Which is freed, which is not?"). With broadcasting, leave each gradient
+# shaped like the product: the engine sums it down to its input's shape with your `sum_to` (as
+# torch's engine does), so `backward` needs no shapes.
 # %% part Mul
 # %% locked plug-Mul
 minigrad.ops.Mul = Mul
@@ -185,24 +187,25 @@ def mm_graph(lib, a_shape, b_shape, a_grad, b_grad):
     b = lib.randn(b_shape, dtype=lib.float64, requires_grad=b_grad)
     y = a @ b
     grad = lib.full(tuple(y.shape), 1.5, dtype=lib.float64)
-    return {"y": y, "node": y.grad_fn, "saved self": y.grad_fn._saved_self,
-            "saved mat2": y.grad_fn._saved_mat2, "grads": y.grad_fn(grad)}
-
-
-check("a @ b, both require grad", mm_graph, (2, 3), (3, 4), True, True)
-check("a @ b, only b requires grad", mm_graph, (2, 3), (3, 2), False, True)
-### BEGIN HIDDEN TESTS
-check("a @ b, only a requires grad", mm_graph, (4, 2), (2, 3), True, False)
+    grads = y.grad_fn(grad)
+    return {"y": y, "node": y.grad_fn, "saved self": y.grad_fn._saved_self, "saved mat2": y.grad_fn._saved_mat2,
+            "grads": grads, "grad strides": [None if g is None else g.stride() for g in grads]}
 
 
 def linear_weight_grad(lib):
-    """nn.Linear runs addmm with weight.t(); mm with weight.t() must give the weight its gradient."""
+    """x @ weight.t(), as nn.Linear computes: the weight's gradient must come out laid out like
+    weight.t() (strides compared, not only values), so that weight.grad is contiguous."""
     lib.manual_seed(4)
     weight = lib.randn(3, 2, dtype=lib.float64, requires_grad=True)
     x = lib.randn(5, 2, dtype=lib.float64)
     y = x @ weight.t()
-    return y.grad_fn(lib.ones(5, 3, dtype=lib.float64))
+    (grad_weight_t,) = [g for g in y.grad_fn(lib.ones(5, 3, dtype=lib.float64)) if g is not None]
+    return grad_weight_t, grad_weight_t.stride(), grad_weight_t.t().is_contiguous()
 
 
+check("a @ b, both require grad", mm_graph, (2, 3), (3, 4), True, True)
+check("a @ b, only b requires grad", mm_graph, (2, 3), (3, 2), False, True)
 check("x @ weight.t()", linear_weight_grad)
+### BEGIN HIDDEN TESTS
+check("a @ b, only a requires grad", mm_graph, (4, 2), (2, 3), True, False)
 ### END HIDDEN TESTS

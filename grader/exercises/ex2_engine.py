@@ -10,8 +10,12 @@
 #    point at it. Walk with an explicit stack — a recursive walk dies on a long chain.
 # 2. `backprop(roots, root_grads, call)`: send the gradients in, run every reachable node once,
 #    when all gradients for it have arrived and been **summed** into its buffer, newest node first
-#    (highest `node._sequence_nr`: use `heapq` with `-node._sequence_nr`), passing what each node
-#    returns on along `node.next_functions`.
+#    (highest `node._sequence_nr`), passing what each node returns on along `node.next_functions`.
+#    For the order, keep the ready nodes in a heap of nodes: `heapq.heappush(ready, node)` and
+#    `heapq.heappop(ready)`. Nodes compare by `Node.__lt__`: the newer one first; two leaves'
+#    `AccumulateGrad` nodes have the same number and are a tie, which the heap breaks the way torch's
+#    queue does. (Breaking ties yourself, by `id(node)` say, gives an order that changes from run to
+#    run, and torch's hooks would fire in a different order than yours.)
 #
 # `call(node, grads)` is given: it runs hooks, calls the node, frees what it saved (that part is
 # exercise 3; here nothing is freed yet) and returns one gradient per edge. Edges look like
@@ -173,7 +177,24 @@ def hook_order(lib):
     return fired
 
 
+def leaves_ready_together(lib):
+    """(t @ a).sum(): MmBackward0 makes both leaves' AccumulateGrad ready at once. Their hooks fire in
+    torch's order; tried 20 times, with the leaves' nodes made in either order."""
+    fired = []
+    for i in range(20):
+        t = lib.ones(2, 2, requires_grad=True)
+        a = lib.ones(2, requires_grad=True)
+        first, second = (a, t) if i % 2 else (t, a)
+        keep = [first * 1, second * 1]  # makes (and keeps) first's AccumulateGrad before second's
+        t.register_hook(lambda grad, i=i: fired.append(f"{i}: t"))
+        a.register_hook(lambda grad, i=i: fired.append(f"{i}: a"))
+        (t @ a).sum().backward()
+        del keep
+    return fired
+
+
 check("the order in which nodes run", hook_order)
+check("two leaves ready at once: (t @ a).sum()", leaves_ready_together)
 ### BEGIN HIDDEN TESTS
 
 
@@ -187,7 +208,19 @@ def branches_order(lib):
     return fired
 
 
+def many_ties(lib):
+    """Many leaves ready at the same moments, in a graph with shared nodes: their hooks' order."""
+    fired = []
+    leaves = [lib.full((2,), float(k + 1), requires_grad=True) for k in range(8)]
+    for k, leaf in enumerate(reversed(leaves)):
+        leaf.register_hook(lambda grad, k=len(leaves) - 1 - k: fired.append(k))
+    pairs = [leaves[k] * leaves[k + 1] for k in range(0, 8, 2)]
+    (pairs[0] @ pairs[1] + pairs[2] @ pairs[3] + (leaves[0] * leaves[7]).sum()).backward()
+    return fired
+
+
 check("the order of three independent branches", branches_order)
+check("many leaves ready at once", many_ties)
 ### END HIDDEN TESTS
 
 # %% tests test-long-chain 2

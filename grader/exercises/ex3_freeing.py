@@ -3,17 +3,23 @@
 #
 # *Lesson: `course/03_freeing_and_retain_graph.ipynb`.*
 #
-# After the engine runs a node it calls `node._release_saved()`, unless `retain_graph=True`. Until
-# now that did nothing, so minigrad kept every saved tensor forever. You write the two methods of
-# `BackwardFunction` (the class of every op's node) that give minigrad torch's behaviour:
+# Until now minigrad kept every saved tensor forever: the engine ran each node and moved on. You
+# write the three pieces that give minigrad torch's behaviour — free a node's saved tensors right
+# after it ran, unless `retain_graph=True`, and refuse to use them once they are gone:
 #
-# 1. `_release_saved(self)`: free what the node saved. `self._saved` is a tuple with one entry per
-#    tensor given to `save_for_backward`: `None` (nothing was saved there) or a `SavedTensor`. Replace
-#    each `SavedTensor` by the marker `_FREED`; `None` entries stay `None`.
-# 2. `_unpack(self, saved)`: turn one entry back into a tensor, for `ctx.saved_tensors` and
-#    `grad_fn._saved_self`: `None` gives `None`; `_FREED` raises
+# 1. `BackwardFunction._release_saved(self)` (the class of every op's node): free what the node
+#    saved. `self._saved` is a tuple with one entry per tensor given to `save_for_backward`: `None`
+#    (nothing was saved there) or a `SavedTensor`. Replace each `SavedTensor` by the marker `_FREED`;
+#    `None` entries stay `None`.
+# 2. `run_node(node, grads, retain_graph)`, in the engine: run the node (`node.apply(grads)`), check
+#    what it returned (`validate_outputs(node, ...)`), then — unless `retain_graph` — free what it
+#    saved, and return the checked gradients. Free right after the node ran, not at the end of the
+#    backward pass: that is when torch frees, and it is what a backward that fails half-way shows.
+# 3. `BackwardFunction._unpack(self, saved)`: turn one entry back into a tensor, for
+#    `ctx.saved_tensors` and `grad_fn._saved_self`: `None` gives `None`; `_FREED` raises
 #    `RuntimeError(ERR_BACKWARD_TWICE)` — torch's "Trying to backward through the graph a second
-#    time ..." message; a `SavedTensor` gives `saved.unpack(self)` (which also checks its version).
+#    time ..." message; a `SavedTensor` gives `saved.unpack(self)`, which also checks that the tensor
+#    was not edited in place since it was saved (torch's version check).
 #
 # The graded tests re-run the forum threads' scenarios with PyTorch and with your minigrad.
 #
@@ -23,6 +29,7 @@
 import torch
 
 import minigrad
+from minigrad.engine import validate_outputs
 from minigrad.function import ERR_BACKWARD_TWICE, _FREED
 from minigrad.testing import check, outcome
 
@@ -32,7 +39,12 @@ from minigrad.testing import check, outcome
 # %% locked plug-release
 minigrad.function.BackwardFunction._release_saved = _release_saved
 # %% markdown
-# ## Part 2 — `_unpack`
+# ## Part 2 — `run_node`
+# %% part run_node
+# %% locked plug-run_node
+minigrad.engine.run_node = run_node
+# %% markdown
+# ## Part 3 — `_unpack`
 # %% part BackwardFunction._unpack
 # %% locked plug-unpack
 minigrad.function.BackwardFunction._unpack = _unpack
@@ -89,8 +101,22 @@ def reused_in_a_loop(lib, retain):
     return results, t.grad, a.grad
 
 
+def del_b_keeps_the_saved_tensor(lib):
+    """Seed 001: del b does not free what c's node saved (a reference to b's memory); backward still works."""
+    a = lib.tensor(1.0, requires_grad=True)
+    b = lib.tensor(2.0, requires_grad=True)
+    c = a * b
+    del b
+    grads = []
+    for _ in range(3):
+        c.backward(retain_graph=True)
+        grads.append(a.grad.item())
+    return grads, c.grad_fn._saved_other
+
+
 check("seed 001: the 2nd backward through the shared t @ a fails", reused_in_a_loop, False)
 check("seed 001: retain_graph=True fixes it (and accumulates)", reused_in_a_loop, True)
+check("seed 001: del b", del_b_keeps_the_saved_tensor)
 ### BEGIN HIDDEN TESTS
 
 
@@ -105,21 +131,7 @@ def recomputed_in_the_loop(lib):
     return t.grad, a.grad
 
 
-def del_b_keeps_the_saved_copy(lib):
-    """Seed 001: del b does not free what c's node saved; backward still works."""
-    a = lib.tensor(1.0, requires_grad=True)
-    b = lib.tensor(2.0, requires_grad=True)
-    c = a * b
-    del b
-    grads = []
-    for _ in range(3):
-        c.backward(retain_graph=True)
-        grads.append(a.grad.item())
-    return grads, c.grad_fn._saved_other
-
-
 check("seed 001: t @ a inside the loop", recomputed_in_the_loop)
-check("seed 001: del b", del_b_keeps_the_saved_copy)
 ### END HIDDEN TESTS
 
 # %% tests test-seed-002 3
@@ -163,10 +175,6 @@ def graph_remains(lib):
             "saved self": outcome(lambda: m.grad_fn._saved_self), "again": outcome(m.backward)}
 
 
-check("seed 003: m = k after backward", graph_remains)
-### BEGIN HIDDEN TESTS
-
-
 def graphs_without_buffers(lib):
     """Add and sum save nothing: backward through them twice works, and accumulates."""
     a = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -174,6 +182,11 @@ def graphs_without_buffers(lib):
     s.backward()
     s.backward()
     return a.grad
+
+
+check("seed 003: m = k after backward", graph_remains)
+check("a graph without buffers, backward twice", graphs_without_buffers)
+### BEGIN HIDDEN TESTS
 
 
 def fails_part_way(lib, exp_first):
@@ -193,7 +206,83 @@ def fails_part_way(lib, exp_first):
     return error, a.grad
 
 
-check("add and sum twice", graphs_without_buffers)
 check("failing part-way, y built first", fails_part_way, True)
 check("failing part-way, a * 2 built first", fails_part_way, False)
+### END HIDDEN TESTS
+
+# %% tests test-retain-graph 3
+def buffers_after(lib, retain):
+    """What each node still holds after one backward, with and without retain_graph."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    y = a * b
+    z = y.exp()
+    z.sum().backward(retain_graph=retain)
+    return {"y saved self": outcome(lambda: y.grad_fn._saved_self),
+            "z saved result": outcome(lambda: z.grad_fn._saved_result), "a.grad": a.grad}
+
+
+check("after backward(retain_graph=True) the buffers are kept", buffers_after, True)
+check("after backward() they are freed", buffers_after, False)
+### BEGIN HIDDEN TESTS
+
+
+def grad_then_backward(lib, retain):
+    """autograd.grad frees like backward does; create_graph=True implies retain_graph."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = (a * a).sum()
+    first = lib.autograd.grad(y, a, retain_graph=retain)
+    return first, outcome(y.backward), a.grad
+
+
+def create_graph_keeps(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = (a * a * a).sum()
+    (g,) = lib.autograd.grad(y, a, create_graph=True)
+    y.backward()
+    return g, a.grad
+
+
+check("autograd.grad(retain_graph=True), then backward", grad_then_backward, True)
+check("autograd.grad(), then backward", grad_then_backward, False)
+check("create_graph=True keeps the buffers", create_graph_keeps)
+### END HIDDEN TESTS
+
+# %% tests test-edited-in-place 3
+def saved_then_edited(lib):
+    """b is saved by a * b; editing b in place afterwards makes the saved tensor stale: backward
+    refuses (the version check), and so does reading it."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0])
+    y = a * b
+    b.add_(1)
+    return {"saved other": outcome(lambda: y.grad_fn._saved_other), "backward": outcome(y.sum().backward),
+            "a.grad": a.grad}
+
+
+check("a saved tensor edited in place", saved_then_edited)
+### BEGIN HIDDEN TESTS
+
+
+def result_edited_under_no_grad(lib):
+    """Seed 000's point: no_grad does not stop the version check (the edit still bumps _version)."""
+    a = lib.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    with lib.no_grad():
+        y.mul_(2)
+    return outcome(y.sum().backward), a.grad
+
+
+def edited_after_retained_backward(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    y = (a * b).sum()
+    y.backward(retain_graph=True)
+    with lib.no_grad():
+        b.mul_(2)
+    return outcome(y.backward), a.grad
+
+
+check("the result of exp edited under no_grad", result_edited_under_no_grad)
+check("edited between two backward passes", edited_after_retained_backward)
 ### END HIDDEN TESTS
