@@ -164,7 +164,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                     slot.append(grad)
             if node not in needed:
                 return (None,) * len(node.next_functions)
-        if grads.count(None) == len(grads):
+        if all(grad is None for grad in grads):
             return (None,) * len(node.next_functions)
         return run_node(node, grads, retain_graph)
 

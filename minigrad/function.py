@@ -302,13 +302,15 @@ class Function:
         elif state.inference:
             result._is_inference, result._version_counter = True, None
         if record:
-            ctx.next_functions = tuple([a._gradient_edge() for a in args if isinstance(a, Tensor)])
-            ctx._input_shapes = tuple([a._data.shape for a in args if isinstance(a, Tensor)])
-            if len(ctx.next_functions) != len(args):
+            tensors = [a for a in args if isinstance(a, Tensor)]
+            ctx.next_functions = tuple([a._gradient_edge() for a in tensors])
+            ctx._input_shapes = tuple([a._data.shape for a in tensors])
+            if len(tensors) != len(args):
                 ctx._input_positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
-            ctx._saved = tuple([None if t is None else SavedTensor(result, True) if t is out or t is result
-                                else SavedTensor(t, False) for t in ctx._to_save])
-            ctx._to_save = None
+            if ctx._to_save:
+                ctx._saved = tuple([None if t is None else SavedTensor(result, True) if t is out or t is result
+                                    else SavedTensor(t, False) for t in ctx._to_save])
+                ctx._to_save = None
         return result
 
 
