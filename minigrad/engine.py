@@ -112,23 +112,29 @@ def _call_pre_hooks(node, grads):
     return grads
 
 
+def _all_none(grads):
+    """Whether no gradient reached a node (compared by identity: ``None in grads`` would compare tensors)."""
+    for grad in grads:
+        if grad is not None:
+            return False
+    return True
+
+
 def validate_outputs(node, grads):
     """Check what a node returned, as torch's engine does: one gradient per edge, each shaped like
     its input or like a broadcast of it (then reduced to the input's shape with ``sum_to``)."""
     if len(grads) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(grads)})")
-    shapes = node._input_shapes
-    if not shapes:
-        return grads
-    checked = []
-    for index, (grad, shape) in enumerate(zip(grads, shapes)):
-        if grad is not None and grad.shape != shape:
+    checked = grads
+    for index, (grad, shape) in enumerate(zip(grads, node._input_shapes)):
+        if grad is not None and grad._data.shape != shape:
             if not broadcast.expandable(shape, grad.shape):
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                    f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
-            grad = broadcast.sum_to(grad, shape)
-        checked.append(grad)
+            if checked is grads:
+                checked = list(grads)
+            checked[index] = broadcast.sum_to(grad, shape)
     return checked
 
 
@@ -164,7 +170,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                     slot.append(grad)
             if node not in needed:
                 return (None,) * len(node.next_functions)
-        if all(grad is None for grad in grads):
+        if _all_none(grads):
             return (None,) * len(node.next_functions)
         return run_node(node, grads, retain_graph)
 

@@ -33,14 +33,15 @@ class Node:
     ``_sequence_nr``, as torch's ready queue does.
     """
 
-    __slots__ = ("next_functions", "_sequence_nr", "_tensor_pre_hooks", "_retains_grad_hooks", "__weakref__")
+    next_functions = ()
     _input_shapes = ()
+    _tensor_pre_hooks = None
+    """Hooks registered on the tensors this node made: ``{output_nr: [hook, ...]}``."""
+    _retains_grad_hooks = None
+    """``{output_nr: hook}`` for the outputs that ``retain_grad()``."""
 
     def __init__(self):
-        self.next_functions = ()
         self._sequence_nr = next(_sequence_nr)
-        self._tensor_pre_hooks = None
-        self._retains_grad_hooks = None
 
     def name(self):
         return type(self).__name__
@@ -74,8 +75,6 @@ class AccumulateGrad(Node):
 
     Its sequence number is the largest possible, so a ready AccumulateGrad runs first.
     """
-
-    __slots__ = ("variable",)
 
     def __init__(self, variable):
         Node.__init__(self)
@@ -199,19 +198,35 @@ _TYPE_NAMES = {
 class BackwardFunction(Node):
     """The node (and ``ctx``) a Function builds: saves tensors, then runs the Function's backward."""
 
-    __slots__ = ("needs_input_grad", "_to_save", "_saved", "_input_positions", "_input_shapes", "__dict__")
+    _to_save = _saved = ()
+    _input_positions = None
 
-    def __init__(self):
+    def __init__(self, args):
+        """The node of a Function applied to ``args``: one edge and one input shape per tensor among
+        them, collected before forward runs, as torch does."""
         Node.__init__(self)
-        self._to_save = self._saved = ()
-        self._input_positions = None
+        edges, shapes = [], []
+        for arg in args:
+            if isinstance(arg, Tensor):
+                edges.append(arg._gradient_edge())
+                shapes.append(arg._data.shape)
+        self.next_functions, self._input_shapes = tuple(edges), tuple(shapes)
+        self._input_positions = None if len(edges) == len(args) else [
+            i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
 
+    def _save(self, output, result):
+        """Wrap what forward passed to save_for_backward; its output is saved as ``result``, the
+        tensor apply returns (see SavedTensor)."""
+        self._saved = tuple([None if t is None else SavedTensor(result, True) if t is output or t is result
+                             else SavedTensor(t, False) for t in self._to_save])
+        self._to_save = None
+
     @property
     def saved_tensors(self):
-        return tuple([self._unpack(s) for s in self._saved])
+        return tuple(map(self._unpack, self._saved))
 
     # BEGIN EXERCISE 3
     def _unpack(self, saved):
@@ -231,7 +246,7 @@ class BackwardFunction(Node):
         """Free what the node saved (the engine calls this after running it, unless retain_graph):
         each saved entry becomes ``_FREED``; entries that were never saved stay None."""
         if self._saved:
-            self._saved = tuple(None if s is None else _FREED for s in self._saved)
+            self._saved = tuple([None if s is None else _FREED for s in self._saved])
     # END EXERCISE 3
 
     def apply(self, grads):
@@ -271,7 +286,7 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        cls._backward_cls = type(name, (BackwardFunction,), {"_forward_cls": cls, "__slots__": ()})
+        cls._backward_cls = type(name, (BackwardFunction,), {"_forward_cls": cls})
 
     @staticmethod
     def forward(ctx, *args):
@@ -284,10 +299,10 @@ class Function:
     @classmethod
     def apply(cls, *args):
         state = grad_mode._state
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         enabled = state.grad_enabled
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         record = enabled and True in needs
-        ctx = cls._backward_cls() if record else _ForwardContext()
+        ctx = cls._backward_cls(args) if record else _ForwardContext()
         ctx.needs_input_grad = needs
         state.grad_enabled = False
         try:
@@ -301,16 +316,8 @@ class Function:
             result._become_view_of(args[0])
         elif state.inference:
             result._is_inference, result._version_counter = True, None
-        if record:
-            tensors = [a for a in args if isinstance(a, Tensor)]
-            ctx.next_functions = tuple([a._gradient_edge() for a in tensors])
-            ctx._input_shapes = tuple([a._data.shape for a in tensors])
-            if len(tensors) != len(args):
-                ctx._input_positions = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
-            if ctx._to_save:
-                ctx._saved = tuple([None if t is None else SavedTensor(result, True) if t is out or t is result
-                                    else SavedTensor(t, False) for t in ctx._to_save])
-                ctx._to_save = None
+        if record and ctx._to_save:
+            ctx._save(out, result)
         return result
 
 

@@ -18,12 +18,10 @@ WARN_NON_LEAF_GRAD = (
 
 
 class _VersionCounter:
-    """Shared by a tensor, its views and its detach(); every in-place op bumps it."""
+    """Shared by a tensor, its views and its detach(); every in-place op bumps it. Most tensors are
+    never edited in place: they read the class's 0, and only a bump gives a counter its own number."""
 
-    __slots__ = ("version",)
-
-    def __init__(self):
-        self.version = 0
+    version = 0
 
 
 class _ViewMeta:
@@ -71,9 +69,17 @@ def _as_tensor(value, like):
 
 
 class Tensor:
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_view",
-                 "_is_inference", "_grad", "_retains_grad", "_hooks", "_grad_accumulator", "__weakref__")
     __array_priority__ = 1000
+
+    # What few tensors have (torch keeps it in AutogradMeta, made when first needed): the view
+    # metadata, inference mode, a gradient, hooks, the leaf's AccumulateGrad. A tensor that gets one
+    # sets its own; the others read these defaults, and creating a tensor stays cheap.
+    _view = None
+    _is_inference = False
+    _grad = None
+    _retains_grad = False
+    _hooks = None
+    _grad_accumulator = None
 
     def __init__(self, data, requires_grad=False, grad_fn=None, output_nr=0):
         self._data = data
@@ -81,12 +87,6 @@ class Tensor:
         self._grad_fn = grad_fn
         self._output_nr = output_nr
         self._version_counter = _VersionCounter()
-        self._view = None
-        self._is_inference = False
-        self._grad = None
-        self._retains_grad = False
-        self._hooks = None
-        self._grad_accumulator = None
 
     # --- metadata ----------------------------------------------------------------------------
     shape = property(lambda self: self._data.shape)
@@ -194,8 +194,9 @@ class Tensor:
 
     def _gradient_edge(self):
         """Where a gradient for this tensor goes: its grad_fn, or its leaf's AccumulateGrad."""
-        if self.grad_fn is not None:
-            return (self.grad_fn, self._output_nr)
+        grad_fn = self._grad_fn if self._view is None else self.grad_fn
+        if grad_fn is not None:
+            return (grad_fn, self._output_nr)
         if not self._requires_grad or (self._view is not None and self._view.creation_mode is not None):
             return (None, 0)  # a view made with grad mode off passes no gradient on, as in torch
         accumulator = self._grad_accumulator and self._grad_accumulator()

@@ -121,8 +121,6 @@ def _region_index(flat, base_geometry, view_geometry):
 class AsStridedBackward0(Node):
     """The grad_fn a view gets once its memory was edited in place: from the base's current node."""
 
-    __slots__ = ("geometries",)
-
     def __init__(self, base, view):
         Node.__init__(self)
         self.next_functions = (base._gradient_edge(),)
@@ -142,8 +140,6 @@ class CopySlices(Node):
     The base's gradient outside the view passes to the base's previous node; the part inside goes
     through ``fn``, whose other inputs receive their gradients as usual.
     """
-
-    __slots__ = ("fn", "geometries", "_input_shapes")
 
     def __init__(self, base_edge, fn, base, view):
         Node.__init__(self)

@@ -11,8 +11,6 @@ from . import functional as F
 class Parameter(Tensor):
     """A leaf tensor that a Module registers and that requires grad; it shares the given tensor's memory."""
 
-    __slots__ = ()
-
     def __init__(self, data=None, requires_grad=True):
         storage = torch.empty(0) if data is None else data._data if isinstance(data, Tensor) else data
         super().__init__(storage, requires_grad=requires_grad)
