@@ -255,7 +255,7 @@ class ThresholdBackward(Function):
     @staticmethod
     def forward(ctx, grad, result):
         ctx.result = result
-        return torch.ops.aten.threshold_backward(grad._data, result._data, 0)
+        return torch.ops.aten.threshold_backward.default(grad._data, result._data, 0)
 
     @staticmethod
     def backward(ctx, grad):
@@ -288,7 +288,7 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_for_backward(grad, result)
-        return torch.ops.aten.tanh_backward(grad._data, result._data)
+        return torch.ops.aten.tanh_backward.default(grad._data, result._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -323,7 +323,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_for_backward(grad, result)
-        return torch.ops.aten.sigmoid_backward(grad._data, result._data)
+        return torch.ops.aten.sigmoid_backward.default(grad._data, result._data)
 
     @staticmethod
     def backward(ctx, g):
