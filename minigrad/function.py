@@ -246,7 +246,7 @@ class BackwardFunction(Node):
         """Free what the node saved (the engine calls this after running it, unless retain_graph):
         each saved entry becomes ``_FREED``; entries that were never saved stay None."""
         if self._saved:
-            self._saved = tuple([None if s is None else _FREED for s in self._saved])
+            self._saved = tuple(None if s is None else _FREED for s in self._saved)
     # END EXERCISE 3
 
     def apply(self, grads):
