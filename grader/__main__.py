@@ -5,7 +5,7 @@
   python -m grader release EXERCISE         put the release into the exchange (learners fetch it)
   python -m grader collect EXERCISE         take learners' submissions from the exchange
   python -m grader autograde EXERCISE [--workers N]
-  python -m grader status EXERCISE          graded (score) or not graded (reason), per submission
+  python -m grader status EXERCISE          graded (score), not graded (reason) or not graded yet, per submission
   python -m grader export EXERCISE          grades CSV with reasons + a score histogram (PNG)
   python -m grader feedback EXERCISE        feedback HTML, hidden tests reduced to passed/failed
 """

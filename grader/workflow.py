@@ -7,7 +7,10 @@ never a silent 0.0; autograde runs submissions in parallel worker processes and 
 The outcomes live in the gradebook's database, in a table of their own beside nbgrader's.
 """
 import csv
+import ctypes
+import os
 import re
+import signal
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -92,6 +95,12 @@ def expected_notebooks(api, exercise):
     return sorted(p.name for p in (Path(api.coursedir.root) / api.coursedir.source_directory / exercise).glob("*.ipynb"))
 
 
+def submitted_students(api, exercise):
+    """Everyone with a collected submission folder for ``exercise``, graded or not."""
+    submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
+    return sorted(p.parent.name for p in submitted.glob(f"*/{exercise}") if p.is_dir())
+
+
 def precheck(folder, notebooks):
     """Why a submission folder cannot be graded at all, or None."""
     for name in notebooks:
@@ -135,6 +144,18 @@ def _autograde_one(root, exercise, student, sandbox):
     return None
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with(grader):
+    """A worker's first act: ask the kernel to SIGKILL this worker when the grader process dies, even
+    by ``kill -9`` — a worker left behind would grade for minutes with no one to record its results.
+    Its kernel dies with it (the sandbox runs with ``--die-with-parent``)."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != grader:  # the grader was already gone before the request took effect
+        os._exit(1)
+
+
 def _last_line(text):
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else "no message"
@@ -156,7 +177,7 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
     api = course_api(root, sandbox)
     submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
     finished = set() if force else set(outcomes(exercise, root))
-    students = sorted(p.parent.name for p in submitted.glob(f"*/{exercise}") if p.is_dir() and p.parent.name not in finished)
+    students = [student for student in submitted_students(api, exercise) if student not in finished]
     notebooks = expected_notebooks(api, exercise)
     pending = {}
     for student in students:
@@ -170,7 +191,8 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
     for name in notebooks:  # torch's side, once, before the workers need it
         verdicts.expected_results(source, name, Path(api.coursedir.root) / api.config.VerdictExecute.get(
             "cache_directory", ".course/expected") / f"{exercise}-{Path(name).stem}.json")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                             initializer=_die_with, initargs=(os.getpid(),)) as pool:
         futures = {student: pool.submit(_autograde_one, str(root), exercise, student, sandbox) for student in pending}
         for student, future in futures.items():
             try:
@@ -187,16 +209,25 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
 
 # --- reports -----------------------------------------------------------------------------------
 
+NOT_YET = "no autograde run has finished it yet"
+
+
 def scores(exercise, root=ROOT):
-    """One row per collected submission: student, status, score, max score, reason, score per test."""
+    """One row per collected submission: student, status (graded, not graded, or not graded yet),
+    score, max score, reason, score per test."""
     from nbgrader.api import Gradebook
 
     api = course_api(root)
     results = outcomes(exercise, root)
     rows = []
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
-        for student, reason in sorted(results.items()):
-            row = {"student": student, "exercise": exercise, "status": "graded" if reason is None else "not graded",
+        for student in sorted(set(results) | set(submitted_students(api, exercise))):
+            if student in results:
+                reason = results[student]
+                status = "graded" if reason is None else "not graded"
+            else:
+                reason, status = NOT_YET, "not graded yet"
+            row = {"student": student, "exercise": exercise, "status": status,
                    "score": "", "max_score": "", "reason": reason or "", "tests": {}}
             if reason is None:
                 submission = gradebook.find_submission(exercise, student)
@@ -244,6 +275,8 @@ def status(exercise, root=ROOT):
     for row in scores(exercise, root):
         if row["status"] == "graded":
             lines.append(f"{row['student']}: graded {row['score']:g}/{row['max_score']:g}")
+        elif row["status"] == "not graded yet":
+            lines.append(f"{row['student']}: not graded yet")
         else:
             lines.append(f"{row['student']}: not graded: {row['reason']}")
     return lines

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -224,22 +225,57 @@ def test_student_code_cannot_read_hidden_tests_write_the_gradebook_or_reach_the_
     assert listener[1] == []
 
 
-def test_a_grader_killed_mid_run_resumes_where_it_stopped(catalog):
+def _descendants(pid):
+    """Every process below ``pid`` now, from /proc."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:  # it ended meanwhile
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, stack = [], [pid]
+    while stack:
+        below = children.get(stack.pop(), [])
+        found += below
+        stack += below
+    return found
+
+
+def _running(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_grader_killed_mid_run_leaves_no_worker_and_resumes_where_it_stopped(catalog):
     root, _ = catalog
-    for student in ("late-1", "late-2", "late-3", "late-4"):
+    late = ["late-1", "late-2", "late-3", "late-4"]
+    for student in late:
         write_submission(root, student, solved(root))
     before = workflow.outcomes(EXERCISE, root=root)
-    command = [sys.executable, "-m", "grader", "autograde", EXERCISE, "--workers", "1"]
+    command = [sys.executable, "-m", "grader", "autograde", EXERCISE, "--workers", "2"]
     grader = subprocess.Popen(command, cwd=root, env=nbgrader_env(root), start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while len(workflow.outcomes(EXERCISE, root=root)) < len(before) + 1:
         assert time.monotonic() < deadline and grader.poll() is None
         time.sleep(0.5)
-    os.killpg(grader.pid, signal.SIGKILL)
+    below = _descendants(grader.pid)
+    assert len(below) >= 2  # the workers, and the kernel one of them grades with
+    os.kill(grader.pid, signal.SIGKILL)  # the grader alone, as `kill -9 PID` does
     grader.wait()
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in below):
+        still = [pid for pid in below if _running(pid)]
+        assert time.monotonic() < deadline, f"processes {still} still run 20 s after the grader was killed"
+        time.sleep(0.2)
     partial = workflow.outcomes(EXERCISE, root=root)
     assert len(before) < len(partial) < len(before) + 4
+    waiting = [f"{student}: not graded yet" for student in late if student not in partial]
+    assert waiting and set(waiting) <= set(workflow.status(EXERCISE, root=root))
     subprocess.run(command, cwd=root, env=nbgrader_env(root), check=True, capture_output=True, timeout=600)
     rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
     assert all(rows[f"late-{i}"]["score"] == FULL for i in range(1, 5))
