@@ -27,7 +27,12 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "*.pyc"]
 c.Exchange.root = os.path.join(STATE, "exchange")
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-c.OverwriteCells.add_missing_cells = True
+# Deleted and copied nbgrader cells are repaired from the release (grader/repair.py) in place of
+# nbgrader's DeduplicateIds and add_missing_cells, which fail on them with a KeyError.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput", "grader.repair.RestoreCells", "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells", "nbgrader.preprocessors.CheckCellMetadata"]
+c.RestoreCells.release_directory = os.path.join(ROOT, "exercises")
 c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
 # Autograde decides points with the verdict harness (grader/verdicts.py), in the sandbox, in place of
 # executing the learner's notebook in a kernel; the rest is nbgrader's own pipeline.

@@ -135,7 +135,12 @@ def _autograde_one(root, exercise, student, sandbox):
     if not result["success"]:
         log = (result.get("log") or "") + (result.get("error") or "")
         died = re.search(DIED.format(r"(\d+)"), log)
-        return died.group(0) if died else "autograde failed: " + _last_line(log)
+        if died:
+            return died.group(0)
+        saved = Path(api.coursedir.root, ".course", "logs", exercise, f"{student}.log")
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text(log)
+        return f"autograde failed: {_error_line(log)} (nbgrader's log: {saved.relative_to(api.coursedir.root)})"
     autograded = Path(api.coursedir.root) / api.coursedir.autograded_directory / student / exercise
     for name in expected_notebooks(api, exercise):
         problem = execution_problem(autograded / name, api.config.VerdictExecute.get("timeout", 30))
@@ -156,9 +161,15 @@ def _die_with(grader):
         os._exit(1)
 
 
-def _last_line(text):
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no message"
+_ERROR = re.compile(r"^\s*(?:\w+\.)*(?P<line>(?P<name>[A-Z]\w*): .+)$", re.M)
+
+
+def _error_line(log):
+    """The exception that stopped nbgrader (a traceback's last line, ``name: message``), not its
+    closing "Please see the above traceback" nor a warning."""
+    errors = [m["line"] for m in _ERROR.finditer(log)
+              if m["name"] != "NbGraderException" and not m["name"].endswith("Warning")]
+    return errors[-1][:300] if errors else "no error message"
 
 
 def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, force=False):

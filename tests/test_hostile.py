@@ -60,6 +60,20 @@ def cell(notebook, grade_id):
     return next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
+def copied(grade_id, source=None):
+    """A notebook edit: the cell ``grade_id`` pasted again right after itself (with ``source``)."""
+    def change(notebook):
+        original = cell(notebook, grade_id)
+        copy = nbformat.from_dict(original)
+        copy.id, copy.source = "pasted", source or original.source
+        notebook.cells.insert(notebook.cells.index(original) + 1, copy)
+    return change
+
+
+def released_stub(root):
+    return cell(nbformat.read(root / "exercises" / EXERCISE / NOTEBOOK, as_version=4), RELEASE_PART).source
+
+
 def release_saved(code, right=True):
     """_release_saved that runs ``code`` first each time the engine calls it (grading runs the
     learner's definitions, so hostile code hides in a function body), then frees as the reference
@@ -151,6 +165,16 @@ def catalog(tmp_path_factory, listener):
             lambda nb: nb.cells.remove(cell(nb, "test-seed-003")))),
         "edited-locked-test": (patched(""), notebook_edit(
             lambda nb: setattr(cell(nb, "test-second-backward"), "source", "pass"))),
+        "deleted-test-after-locked": (lambda r: solved(r), notebook_edit(
+            lambda nb: nb.cells.remove(cell(nb, "test-second-backward")))),
+        "deleted-answer": (lambda r: solved(r), notebook_edit(lambda nb: nb.cells.remove(cell(nb, RELEASE_PART)))),
+        "stub-answer": (lambda r: solved(r, {RELEASE_PART: released_stub(r)}), None),
+        "copied-answer": (lambda r: solved(r), notebook_edit(copied(RELEASE_PART))),
+        "copied-answer-wrong-last": (lambda r: solved(r), notebook_edit(
+            copied(RELEASE_PART, release_saved("", right=False)))),
+        "copied-test": (lambda r: solved(r), notebook_edit(copied("test-seed-001"))),
+        "bad-metadata": (lambda r: solved(r), notebook_edit(
+            lambda nb: cell(nb, "test-seed-001").metadata.nbgrader.update(points="lots"))),
         "cell-to-markdown": (lambda r: solved(r), notebook_edit(
             lambda nb: setattr(cell(nb, RELEASE_PART), "cell_type", "markdown"))),
         "read-hidden": (in_release_cell(
@@ -171,9 +195,11 @@ def catalog(tmp_path_factory, listener):
 
 def test_everything_is_graded_or_has_a_clear_reason(catalog):
     _, rows = catalog
-    assert len(rows) == 28
+    assert len(rows) == 35
     for student, row in rows.items():
         assert row["status"] == "graded" or row["reason"], student
+        if student == "bad-metadata":
+            continue
         assert "autograde failed" not in row["reason"] and "grader error" not in row["reason"], (student, row)
 
 
@@ -190,6 +216,23 @@ def test_patching_the_checks_changes_nothing(catalog, student):
     assert 0 < rows["broken"]["score"] < FULL
     assert rows[student]["status"] == "graded"
     assert rows[student]["score"] == rows["broken"]["score"], rows[student]
+
+
+def test_deleted_and_copied_cells_are_repaired_from_the_release(catalog):
+    root, rows = catalog
+    for student in ("deleted-test-after-locked", "copied-answer", "copied-test"):
+        assert rows[student]["status"] == "graded" and rows[student]["score"] == FULL, (student, rows[student])
+    assert rows["deleted-answer"]["status"] == "graded"
+    assert rows["deleted-answer"]["score"] == rows["stub-answer"]["score"] < FULL
+    assert rows["copied-answer-wrong-last"]["score"] == rows["broken"]["score"] < FULL  # the last copy counts
+
+
+def test_an_unexpected_nbgrader_failure_keeps_its_traceback_for_the_instructor(catalog):
+    root, rows = catalog
+    log = ".course/logs/ex3_freeing/bad-metadata.log"
+    assert rows["bad-metadata"]["reason"] == (
+        f"autograde failed: ValueError: could not convert string to float: 'lots' (nbgrader's log: {log})")
+    assert "Traceback (most recent call last)" in (root / log).read_text()
 
 
 def test_runaway_code_is_stopped_with_a_reason(catalog):
