@@ -5,7 +5,10 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
     # %% code                  a code cell the learner may edit
     # %% locked NAME           a read-only code cell (nbgrader locks it)
     # %% part NAME             the solution cell of the marked part NAME (its body in the spec is empty)
-    # %% tests NAME POINTS     a graded test cell; hidden tests go between nbgrader's HIDDEN TESTS markers
+    # %% tests NAME V+H        graded tests: visible checks worth V points, then hidden ones (between
+                               nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
+                               NAME-hidden — so a failing visible check reaches the learner's feedback
+                               in full while a hidden one shows only passed/failed (``NAME V``: no hidden)
 """
 import re
 
@@ -13,6 +16,8 @@ import nbformat
 
 from .parts import solution_cell
 
+HIDDEN_START = "### BEGIN HIDDEN TESTS"
+HIDDEN_NOTE = "# Hidden tests: they run when your work is graded; your feedback says whether they passed.\n"
 HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|tests)(?: (?P<args>.*))?$", re.M)
 
 
@@ -32,6 +37,19 @@ def _nbgrader(grade_id, *, solution=False, grade=False, locked=False, points=Non
     return {"nbgrader": meta}
 
 
+def _test_cells(name, points, body):
+    visible_points, _, hidden_points = points.partition("+")
+    visible, marker, hidden = body.partition(HIDDEN_START)
+    if bool(marker) != bool(hidden_points):
+        raise ValueError(f"tests {name} {points}: hidden points need a hidden block, and a hidden block points")
+    cells = [nbformat.v4.new_code_cell(visible.rstrip("\n"), id=name, metadata=_nbgrader(
+        name, grade=True, locked=True, points=int(visible_points)))]
+    if marker:
+        cells.append(nbformat.v4.new_code_cell(HIDDEN_NOTE + marker + hidden, id=f"{name}-hidden", metadata=_nbgrader(
+            f"{name}-hidden", grade=True, locked=True, points=int(hidden_points))))
+    return cells
+
+
 def build_notebook(spec, parts_by_name):
     """The nbgrader source notebook of one exercise; cell ids are fixed so rebuilding changes nothing."""
     cells = []
@@ -48,8 +66,8 @@ def build_notebook(spec, parts_by_name):
             cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=grade_id,
                                              metadata=_nbgrader(grade_id, solution=True))
         else:
-            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(
-                args[0], grade=True, locked=True, points=int(args[1])))
+            cells += _test_cells(args[0], args[1], body)
+            continue
         cells.append(cell)
     notebook = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},

@@ -60,5 +60,5 @@ def test_parallel_graders_share_a_postgresql_gradebook(tmp_path, database):
     sandboxed = check_available() is None
     workflow.autograde(EXERCISE, workers=2, root=root, progress=lambda line: None, sandbox=sandboxed)
     rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
-    assert [rows[f"learner-{n}"]["score"] for n in range(6)] == [FULL, 0, FULL - 3] * 2  # the mistake fails one test
+    assert [rows[f"learner-{n}"]["score"] for n in range(6)] == [FULL, 0, FULL - 2] * 2  # the mistake fails the visible seed-003 checks
     assert not (root / ".course" / "gradebook.db").exists()

@@ -74,6 +74,7 @@ def course(tmp_path_factory):
         "eve": lambda folder: (folder / f"{EXERCISE}.ipynb").write_text('{"cells": ['),
         "fay": lambda folder: (folder / f"{EXERCISE}.ipynb").rename(folder / "my_work.ipynb"),
         "gus": lambda folder: (folder / f"{EXERCISE}.ipynb").write_bytes(b"\xff\xfe not a notebook"),
+        "hal": _break_cell("if self._saved:\n    self._saved = tuple(_FREED for s in self._saved)", root),
     }
     for name, edit in learners.items():
         _learner(root, name, edit)
@@ -99,7 +100,7 @@ def test_status_shows_scores_and_reasons(course):
     lines = workflow.status(EXERCISE, root=root)
     assert f"ada: graded {FULL}/{FULL}" in lines and f"bob: graded 0/{FULL}" in lines
     assert "fay: not graded: missing notebook ex3_freeing.ipynb (found: my_work.ipynb)" in lines
-    assert progress[-1].startswith(f"autograde {EXERCISE}: 7/7 done, ETA")
+    assert progress[-1].startswith(f"autograde {EXERCISE}: 8/8 done, ETA")
 
 
 def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
@@ -108,7 +109,7 @@ def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
     with open(tmp_path / "grades.csv") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert rows["ada"]["status"] == "graded" and float(rows["ada"]["score"]) == FULL
-    assert float(rows["ada"]["test-seed-003"]) == 3
+    assert float(rows["ada"]["test-seed-003"]) == 2
     assert rows["cy"]["status"] == "not graded" and rows["cy"]["score"] == "" and rows["cy"]["reason"]
     assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -117,7 +118,18 @@ def test_feedback_shows_hidden_tests_only_as_passed_or_failed(course):
     root, _ = course
     workflow.feedback(EXERCISE, root=root)
     html = (root / ".course" / "feedback" / "ada" / EXERCISE / f"{EXERCISE}.html").read_text()
-    assert "hidden test — passed — 3/3 points" in html
+    assert "hidden test — passed — 1/1 points" in html
     assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "seed 003: m = k after backward" in html
+
+
+def test_a_failing_visible_check_reaches_the_learner_in_full(course):
+    """Visible and hidden checks live in separate cells: the learner who freed never-saved entries
+    reads which scenario differs and what torch and their code did, not just "hidden test — failed"."""
+    root, _ = course
+    workflow.feedback(EXERCISE, root=root)
+    html = (root / ".course" / "feedback" / "hal" / EXERCISE / f"{EXERCISE}.html").read_text()
+    assert "seed 003: m = k after backward" in html and "differs from PyTorch" in html
+    assert "torch did:" in html and "minigrad did:" in html
+    assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html

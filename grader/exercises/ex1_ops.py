@@ -37,7 +37,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # %% part SumDim
 # %% locked plug-SumDim
 minigrad.ops.SumDim = SumDim
-# %% tests test-SumDim 2
+# %% tests test-SumDim 1+1
 def sum_graph(lib, shape, dim, keepdim):
     lib.manual_seed(2)
     a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
@@ -63,7 +63,7 @@ check("a.sum((0, 2), keepdim=True)", sum_graph, (2, 3, 4), (0, 2), True)
 # %% part sum_to
 # %% locked plug-sum_to
 minigrad.broadcast.sum_to = sum_to
-# %% tests test-sum_to 2
+# %% tests test-sum_to 1+1
 def reduce_to(lib, grad_shape, shape):
     grad = lib.arange(float(torch.Size(grad_shape).numel()), dtype=lib.float64).reshape(grad_shape)
     return sum_to(grad, torch.Size(shape)) if lib is minigrad else grad.sum_to_size(shape)
@@ -89,7 +89,7 @@ minigrad.ops.Mul = Mul
 # %% code
 # Try it: compare with torch by hand, e.g.
 # a = minigrad.ones(2, requires_grad=True); y = a * 3; y.grad_fn._saved_other
-# %% tests test-Mul-saved 3
+# %% tests test-Mul-saved 2+1
 def mul_graph(lib, a_shape, b_shape, a_grad, b_grad):
     """The product's values, its node, what the node saved, and the node called by hand."""
     lib.manual_seed(0)
@@ -117,7 +117,7 @@ def times_two(lib):
 check("a * 2 (a Python number is saved as a tensor)", times_two)
 ### END HIDDEN TESTS
 
-# %% tests test-Mul-broadcast 3
+# %% tests test-Mul-broadcast 2+1
 check("a * b broadcast (2, 3) * (3,)", mul_graph, (2, 3), (3,), True, True)
 check("a * b broadcast (2, 1) * (1, 3)", mul_graph, (2, 1), (1, 3), True, True)
 ### BEGIN HIDDEN TESTS
@@ -145,7 +145,7 @@ check("a * b on DEVICE", mul_on_device)
 # %% part Exp
 # %% locked plug-Exp
 minigrad.ops.Exp = Exp
-# %% tests test-Exp 2
+# %% tests test-Exp 1+1
 def exp_graph(lib, shape):
     lib.manual_seed(1)
     a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
@@ -180,7 +180,7 @@ check("a.exp() whose result is edited in place", exp_result_edited)
 # %% part Mm
 # %% locked plug-Mm
 minigrad.ops.Mm = Mm
-# %% tests test-Mm 3
+# %% tests test-Mm 2+1
 def mm_graph(lib, a_shape, b_shape, a_grad, b_grad):
     lib.manual_seed(3)
     a = lib.randn(a_shape, dtype=lib.float64, requires_grad=a_grad)

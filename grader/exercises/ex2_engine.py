@@ -40,7 +40,7 @@ from minigrad.testing import check
 # %% part compute_dependencies
 # %% locked plug-compute_dependencies
 minigrad.engine.compute_dependencies = compute_dependencies
-# %% tests test-dependencies 2
+# %% tests test-dependencies 1+1
 def edge_counts(lib, root):
     """How many edges point at each node below ``root``, by node name: torch's counted by walking its
     graph, minigrad's by your compute_dependencies."""
@@ -87,7 +87,7 @@ check("dependencies of a 20,000-node chain", long_chain_dependencies)
 minigrad.engine.backprop = backprop
 # %% code
 # Try it: x = minigrad.ones(2, requires_grad=True); (x * x).sum().backward(); x.grad
-# %% tests test-seed-004 3
+# %% tests test-seed-004 2+1
 def tutorial_first_example(lib):
     """Seed 004 (tutorial): y = x + 2, z = y * y * 3, out = z.mean(); every gradient is 4.5."""
     x = lib.ones(2, 2, requires_grad=True)
@@ -118,7 +118,7 @@ def reused_product(lib):
 check("seed 001: y = t @ a reused in a loop, retain_graph=True", reused_product)
 ### END HIDDEN TESTS
 
-# %% tests test-shared-node 3
+# %% tests test-shared-node 2+1
 def shared_node(lib):
     """y feeds two paths; its node must run once, with the sum of both paths' gradients."""
     x = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -163,7 +163,7 @@ check("two backward passes accumulate", accumulate_twice)
 check("autograd.backward with two roots sharing a node", several_roots)
 ### END HIDDEN TESTS
 
-# %% tests test-order 2
+# %% tests test-order 1+1
 def hook_order(lib):
     """Ready nodes run newest first: the order in which tensor hooks fire is torch's."""
     x = lib.tensor([1.0, 2.0], requires_grad=True)
