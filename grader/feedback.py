@@ -1,24 +1,28 @@
 """Feedback that keeps hidden tests hidden: nbgrader's feedback shows every test cell as autograded,
 hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrades) replaces the
 hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", and
-opens the feedback with the device the submission was graded on."""
-import os
+opens the feedback with the device the submission was graded on (from its record)."""
+import html
+import json
 import re
 
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
 
-from .verdicts import GRADED_ON
+from .verdicts import record_path
 
 HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*\n?", re.S)
 
 
 class HideHiddenTests(NbGraderPreprocessor):
+    course_root = Unicode(help="the course's root folder").tag(config=True)
+
     def preprocess(self, nb, resources):
-        graded_on = os.path.join(resources.get("metadata", {}).get("path", ""), GRADED_ON)
-        if os.path.exists(graded_on):
-            with open(graded_on) as handle:
-                nb.cells.insert(0, new_markdown_cell(f"*Graded on {handle.read().strip()}.*"))
+        record = record_path(self.course_root, resources["nbgrader"]["assignment"], resources["nbgrader"]["student"])
+        if record.exists():
+            device = json.loads(record.read_text())["device"]
+            nb.cells.insert(0, new_markdown_cell(f"*Graded on {html.escape(device)}.*"))
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):

@@ -1,54 +1,27 @@
-"""Runs an exercise's checks in a fresh process and writes what each check() saw, as plain JSON data.
+"""Runs an exercise's checks in a process of its own and reports what each check() saw, as plain data.
 
-``python harness.py PLAN RESULTS torch|minigrad [PROGRESS]`` (cwd: the exercise folder, whose
-staged minigrad is imported; PROGRESS gets the id of the cell running). The grader runs it twice: with torch and the reference solutions, and with minigrad
-and the learner's definitions; it compares the two outside both processes, so nothing a learner's
-code patches (torch.equal, the test helpers, IPython, builtins, sys.modules) decides a verdict.
+``python harness.py FD`` is the grading process of a learner's submission (in the sandbox): it runs
+the checks with minigrad and the learner's definitions, and nothing else — torch's side is run
+by the grader, apart (``reference.py``). It reads its cells from standard input as code the grader
+compiled (the grader checked the learner's definitions first, see ``minigrad/graded_code.py``): no test
+text, no expected result and no file the grader trusts is ever within its reach. What it saw
+leaves, check by check, through the pipe ``FD``, which the grader reads while it runs:
 
-The learner's cells are reduced to definitions first: imports, functions, classes and assignments
-to plain names. Statements that would run at the top level (patches included) are dropped.
+    ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell)
+    ["check", NAME, SEEN, MESSAGE]  a check of the current test cell, what it saw (plain data), and
+                           whether it grades error messages word for word
+    ["error", TEXT]        the current test cell raised
+    ["done"]
+
+The grader treats every message as untrusted: sizes, types and order are checked there.
 """
-import ast
 import json
+import marshal
 import os
 import sys
 
-_dumps, _write, _open, _type = json.dumps, os.write, open, type  # taken before any learner code runs
+_dumps, _write, _type = json.dumps, os.write, type  # taken before any learner code runs
 PLAIN_TYPES = (type(None), bool, int, float, str)
-
-
-def definitions_only(source):
-    """The source with everything but definitions removed (also inside class bodies)."""
-    tree = ast.parse(source)
-
-    def keep(node, in_class=False):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            return not in_class
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return all(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod", "property")
-                       for d in node.decorator_list) and _constant_defaults(node.args)
-        if isinstance(node, ast.ClassDef):
-            node.body = [n for n in node.body if keep(n, in_class=True)] or [ast.Pass()]
-            return not node.decorator_list and all(isinstance(b, ast.Name) for b in node.bases) and not node.keywords
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            return all(isinstance(t, ast.Name) for t in targets) and _is_literal(node.value)
-        return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-
-    tree.body = [node for node in tree.body if keep(node)]
-    return ast.unparse(tree)
-
-
-def _is_literal(node):
-    try:
-        ast.literal_eval(node)
-        return True
-    except (ValueError, TypeError, SyntaxError, RecursionError):
-        return node is None
-
-
-def _constant_defaults(arguments):
-    return all(_is_literal(d) for d in arguments.defaults + [d for d in arguments.kw_defaults if d is not None])
 
 
 def strict(value):
@@ -63,53 +36,40 @@ def strict(value):
     return ["not plain data", kind.__name__]
 
 
-def main(plan_path, results_path, library, progress_path=None):
-    sys.path.insert(0, os.getcwd())
+def serve(lib, fd):
+    """Run the cells read from standard input with ``lib`` (torch or minigrad), reporting to ``fd``."""
     import minigrad
-    import torch
     from minigrad.testing import plain
 
-    lib = torch if library == "torch" else minigrad
-    with _open(plan_path) as handle:
-        plan = json.load(handle)
-    namespace = {"__name__": "__main__"}
-    results, current = {}, None
+    cells = marshal.loads(sys.stdin.buffer.read())
 
-    def check(name, scenario, *args):
+    def send(message):
+        data = (_dumps(message) + "\n").encode()
+        while data:
+            data = data[_write(fd, data):]
+
+    def check(name, scenario, *args, message=False):
         try:
             value = scenario(lib, *args)
         except Exception as error:  # noqa: BLE001 - the error is the result being compared
             value = error
-        if library == "minigrad" and _storage_requires_grad(value, minigrad.Tensor):
+        if lib is minigrad and _storage_requires_grad(value, minigrad.Tensor):
             seen = ["uses torch.autograd: a minigrad tensor's storage requires grad"]
         else:
             seen = strict(plain(value))
-        results[current]["checks"].append([name, seen])
+        send(["check", str(name), seen, message is True])
 
-    for cell in plan:
-        if progress_path:  # which cell is running, for the grader's watchdog
-            with _open(progress_path, "w") as handle:
-                handle.write(cell["id"])
-        source = definitions_only(cell["source"]) if cell["kind"] == "solution" else cell["source"]
-        if cell["kind"] == "test":
-            current = cell["id"]
-            results[current] = {"checks": [], "error": None}
+    namespace = {"__name__": "__main__"}
+    for number, (kind, code) in enumerate(cells):
+        send(["cell", number])
+        if kind == "test":
             namespace["check"] = check
         try:
-            exec(compile(source, f"<{cell['id']}>", "exec"), namespace)  # noqa: S102 - running the exercise is the point
+            exec(code, namespace)  # noqa: S102 - running the exercise is the point
         except BaseException as error:  # noqa: BLE001 - a failing cell is a result
-            if current is not None and cell["kind"] == "test":
-                results[current]["error"] = f"{_type(error).__name__}: {error}"[:2000]
-    results["_device"] = device_description(torch)
-    with _open(results_path, "w") as handle:
-        handle.write(_dumps(results))
-
-
-def device_description(torch):
-    """Which device the checks ran on: tests use ``DEVICE`` (the setup cell's), CUDA when there is one."""
-    if torch.cuda.is_available():
-        return f"CUDA ({torch.cuda.get_device_name(0)})"
-    return "CPU (no CUDA device on the grading machine)"
+            if kind == "test":
+                send(["error", f"{_type(error).__name__}: {error}"[:2000]])
+    send(["done"])
 
 
 def _storage_requires_grad(value, tensor_type):
@@ -129,4 +89,9 @@ def _storage_requires_grad(value, tensor_type):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    import torch
+
+    import minigrad as library
+
+    torch.set_grad_enabled(False)  # torch's autograd does none of the learner's work (graded code can't turn it on)
+    serve(library, int(sys.argv[1]))

@@ -43,8 +43,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata"]
 c.VerdictExecute.course_root = ROOT
 c.VerdictExecute.timeout = 30  # seconds a cell may run while graded
-# What learner code must not read while it is graded: solutions and hidden tests (their sources too),
-# the reference engine, and all course state (the gradebook, other students' folders).
-c.VerdictExecute.hidden = [os.path.join(ROOT, name) for name in ("solutions", "grader", "minigrad")] + [STATE]
+c.VerdictExecute.budget = 120  # seconds all its cells may run together (a reference run takes about 5)
+c.HideHiddenTests.course_root = ROOT
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

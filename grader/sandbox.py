@@ -1,12 +1,20 @@
-"""The sandbox student code runs in while it is graded: bubblewrap (Debian package ``bubblewrap``) plus
+"""The sandbox learner code runs in while it is graded: bubblewrap (Debian package ``bubblewrap``) plus
 rlimits, no Docker.
 
-Inside, the code sees the machine read-only, except its own working copy (``workdir``, also its cwd)
-and a private, size-bounded /tmp; paths in ``hidden`` (solutions/, the gradebook, other students'
-folders) are covered by an empty read-only tmpfs (a directory) or /dev/null (a file); /run (where
-daemons keep their sockets) is always hidden. It has no network: a fresh network namespace holds
-only its own loopback, so even 127.0.0.1 reaches nothing of the host's. It has its own PID, IPC and
-UTS namespaces, /proc and /dev are read-only, and it dies with the process that started it.
+Inside, the code sees only what grading needs: the system's programs and libraries (/usr and its
+/bin, /lib links, the dynamic linker's cache), this Python (its installation, its virtual
+environment, the links between them), the paths in ``readonly`` (the staged package and the
+harness), all read-only; its own working folder (``workdir``, also its cwd), and a private,
+size-bounded /tmp. Nothing else of the machine is there: no home folder (a Python installed under
+/root is bound alone, at its own path), no /work or /srv, no git checkout, no nbgrader cache, no
+other submission, no gradebook. It has no network: a fresh network namespace holds only its own
+loopback, so even 127.0.0.1 reaches nothing of the host's. It has its own PID, IPC and UTS
+namespaces, /proc and /dev are read-only, and it dies with the process that started it.
+
+It runs as an unprivileged uid with every capability dropped: run by root (CI containers, this VM),
+the command drops to a uid no account uses, fresh for each sandbox (``setpriv --reuid``), which owns
+the working folder (``wrap`` hands it over) and nothing else; run by a normal user, bwrap makes a
+user namespace and ``--disable-userns`` forbids nested ones.
 
 Limits are rlimits, set inside the sandbox by util-linux's ``prlimit`` just before the command runs
 (a command-line shim, so the command needs no help from its starter): RLIMIT_CPU, RLIMIT_AS,
@@ -14,17 +22,8 @@ RLIMIT_NPROC, RLIMIT_FSIZE.
 
 RLIMIT_NPROC needs care, since it counts every process and thread of a *real* uid, and the kernel
 skips it for real uid 0 even inside a user namespace (copy_process: ``real_cred->user !=
-INIT_USER``; measured here: 50 forks under ``--nproc=10`` with bwrap's usual root->uid mapping):
-
-* run by a normal user, bwrap makes a user namespace; the kernel counts RLIMIT_NPROC per user
-  namespace, so only the sandbox's own processes count. ``--disable-userns`` forbids nested ones.
-* run by root (CI containers, this VM), the command drops to a uid no account uses, fresh for each
-  sandbox (``setpriv --reuid``), so NPROC counts exactly the sandbox's processes. That uid keeps two
-  capabilities, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (ambient, bounding set reduced to them),
-  so it still reads root's Python (here under /root, mode 700) and writes the root-owned workdir:
-  what it may touch is decided by the mounts above, not by file modes. A read-only /proc stops it
-  from mapping root into a user namespace of its own (uid_map cannot be written). One visible
-  quirk: ``os.access`` (checks with caps off) calls root-owned folders unwritable.
+INIT_USER``): hence the fresh uid as root; as a normal user, the kernel counts RLIMIT_NPROC per
+user namespace, so only the sandbox's own processes count.
 
 Threads count against RLIMIT_NPROC, so the sandbox sets OMP_NUM_THREADS=1: torch would otherwise
 start a thread per core, which on a big machine exceeds the limit (and makes CPU time depend on the
@@ -44,8 +43,8 @@ from dataclasses import dataclass
 
 
 GiB, MiB = 1 << 30, 1 << 20
-ALWAYS_HIDDEN = ("/run",)
-KEPT_CAPS = ("dac_override", "dac_read_search")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/ld.so.conf",
+          "/etc/ld.so.conf.d", "/etc/alternatives")
 
 
 @dataclass(frozen=True)
@@ -91,47 +90,44 @@ def check_available():
     return None
 
 
-def wrap(argv, workdir, limits=Limits(), hidden=(), env=None):
-    """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist).
+def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
+    """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist; run as root,
+    this hands it to the sandbox's uid), seeing ``readonly`` paths besides the system and this Python.
 
     ``env``: variables to set inside besides the few the sandbox sets (PATH, HOME=/tmp, ...); nothing
     else of the caller's environment goes in."""
     workdir = os.path.realpath(workdir)
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-               "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-               "--ro-bind", "/", "/",
-               "--dev", "/dev", *_gpu_devices(),
-               "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-               "--proc", "/proc", "--remount-ro", "/proc",
-               "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
-    for path in _python_under_tmp():  # a virtual environment in /tmp must stay visible over the private /tmp
-        command += ["--ro-bind", path, path]
-    # Parents before children: the workdir may lie inside a hidden folder (.course/), and a hidden
-    # path inside the workdir must still be covered after the workdir is bound.
-    hidden = {os.path.realpath(path) for path in (*ALWAYS_HIDDEN, *hidden) if os.path.lexists(path)} - {workdir}
-    hidden_dirs = [path for path in hidden if os.path.isdir(path)]
-    for path in sorted([*hidden, workdir], key=lambda path: path.count(os.sep)):
-        if path == workdir:
-            command += ["--bind", workdir, workdir]
-        elif path in hidden_dirs:
-            command += ["--tmpfs", path]
-        else:
-            command += ["--ro-bind", "/dev/null", path]
-    for path in hidden_dirs:
-        command += ["--remount-ro", path]
-    variables = {"PATH": os.environ.get("PATH", os.defpath), "HOME": "/tmp", "TMPDIR": "/tmp",
+               "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    python = _python_paths()
+    for path in [*SYSTEM, *python]:
+        if os.path.islink(path):
+            command += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            command += [*_parents(path), "--ro-bind", path, path]
+    command += ["--dev", "/dev", *_gpu_devices(),
+                "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+                "--proc", "/proc", "--remount-ro", "/proc",
+                "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
+    for path in python:  # a virtual environment in /tmp stays visible over the private /tmp
+        if path == "/tmp" or path.startswith("/tmp/"):
+            command += [*_parents(path), "--ro-bind", path, path]
+    for path in map(os.path.realpath, readonly):
+        command += [*_parents(path), "--ro-bind", path, path]
+    command += [*_parents(workdir), "--bind", workdir, workdir]
+    variables = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                  "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
                  "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
     command += ["--clearenv", "--chdir", workdir]
     for name, value in variables.items():
         command += ["--setenv", name, str(value)]
     if os.geteuid() == 0:
-        command += ["--cap-drop", "ALL"]
-        for cap in ("setuid", "setgid", "setpcap", *KEPT_CAPS):  # setpriv needs the first three
-            command += ["--cap-add", f"CAP_{cap.upper()}"]
-        uid, caps = str(_unused_uid()), ",".join(["-all", *(f"+{cap}" for cap in KEPT_CAPS)])
-        command += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                    f"--inh-caps={caps}", f"--ambient-caps={caps}", f"--bounding-set={caps}"]
+        uid = _unused_uid()
+        os.chown(workdir, uid, uid)
+        os.chmod(workdir, 0o711)  # bwrap, root without capabilities by then, must still enter it
+        command += ["--cap-drop", "ALL", *(arg for cap in ("SETUID", "SETGID", "SETPCAP")  # setpriv's, then dropped
+                                           for arg in ("--cap-add", f"CAP_{cap}")), "--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+                    "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
     else:
         command += ["--unshare-user", "--disable-userns", "--"]
     return command + ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",
@@ -139,16 +135,31 @@ def wrap(argv, workdir, limits=Limits(), hidden=(), env=None):
                       f"--fsize={limits.file_bytes}", "--core=0", "--", *argv]
 
 
+def _parents(path):
+    """bwrap makes the missing folders above a bound path with mode 700, which the sandbox's uid could
+    not enter: make them first, traversable and empty but for what is bound below."""
+    parents = []
+    while os.path.dirname(path) not in ("/", path):
+        path = os.path.dirname(path)
+        parents[:0] = ["--perms", "0755", "--dir", path]
+    return parents
+
+
 def _gpu_devices():
     """NVIDIA's device nodes, when the machine has them: tests marked for the GPU run on it."""
     return [arg for path in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", path, path)]
 
 
-def _python_under_tmp():
-    """The folders of this Python (a virtual environment and the interpreter it links to) that lie
-    in /tmp, which the sandbox replaces by an empty tmpfs."""
-    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)))}
-    return sorted(p for p in paths if p == "/tmp" or p.startswith("/tmp/"))
+def _python_paths():
+    """This Python: its virtual environment, its installation, and each link on the way from
+    ``sys.executable`` to the interpreter (a link's folder is bound, so the link resolves inside)."""
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
+    path = sys.executable
+    while os.path.islink(path):
+        paths.add(os.path.dirname(os.path.abspath(path)))
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    paths.add(os.path.dirname(os.path.realpath(path)))
+    return sorted(paths)
 
 
 _serial = itertools.count()

@@ -2,16 +2,22 @@
 
 nbgrader gives a test cell its points when the cell runs without an error in the learner's kernel
 — where the learner's code could have patched ``torch.equal`` or the test helpers. Instead,
-``VerdictExecute`` (in nbgrader's autograde pipeline, in place of its Execute) runs ``harness.py``
-twice: with torch and the reference solutions (the expected results, once per exercise), and, in
-the sandbox, with minigrad and the learner's *definitions* (their top-level statements are not
-run). A test cell passes when both runs saw the same results for every check and neither raised;
-the cell gets "passed" or an error saying which scenario differs and how, and nbgrader's own
-SaveAutoGrades turns that into points. A run that hangs in a cell is stopped there (CellTimeoutError
-in that cell); a run that dies says in which cell (DeadKernelError).
+``VerdictExecute`` (in nbgrader's autograde pipeline, in place of its Execute) runs the exercise's
+checks in two processes that never meet: with torch and the reference solutions (``reference.py``:
+the expected results, once per exercise), and, in the sandbox, with minigrad and the learner's
+*definitions* (``harness.py``), after ``minigrad.graded_code`` checked them. The grader compiles every cell
+itself and sends the code in; the learner's process sends back, check by check, what it saw, over a
+pipe read while it runs, within a time and size budget the grader enforces. A test cell passes when
+both runs saw the same results for every check and neither raised; the cell gets "passed" or an
+error saying which scenario differs and how, and nbgrader's own SaveAutoGrades turns that into points.
+
+Each submission's outcome is one record (``record_path``): the device, each test's verdict, or why
+it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
 import json
+import marshal
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -21,16 +27,20 @@ import time
 from pathlib import Path
 
 import nbformat
-from nbclient.exceptions import DeadKernelError
+import torch
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Integer, List, Unicode
+from traitlets import Bool, Integer, Unicode
 
-from minigrad.testing import nearly_equal
+from minigrad.graded_code import definitions, violation
+from minigrad.testing import nearly_equal, without_messages
+
 
 HARNESS = Path(__file__).with_name("harness.py")
-GRADED_ON = "graded-on.txt"  # in the autograded folder: the device the verdicts were decided on
-DIED = "kernel died in cell {}"
+REFERENCE = Path(__file__).with_name("reference.py")
+RESULTS_BUDGET = 16 << 20  # bytes of results one run may send
+MESSAGE_KINDS = {"cell": 2, "check": 4, "error": 2, "done": 1}
+RESULTS_FORMAT = 2  # of the expected results cached in .course/expected: a new format recomputes them
 
 
 def plan(source_notebook, solutions):
@@ -54,42 +64,147 @@ def solution_cells(notebook, without_markers=False):
             if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"}
 
 
+class NotGraded(Exception):
+    """The learner's code is rejected before it runs: ``reason`` in the learner's words."""
+
+
 class Stopped(Exception):
-    """The harness did not finish: ``how`` is "timeout" or "died", in the cell with id ``cell``."""
+    """The grading process did not finish: ``how`` ("timeout", "budget", "died", "results", "garbled")
+    in the cell with id ``cell``."""
 
     def __init__(self, how, cell):
         super().__init__(how, cell)
         self.how, self.cell = how, cell
 
 
-def run(folder, cells, library, command_wrapper=None, cell_timeout=None):
-    """Run the harness in ``folder``: its results by test id ({"checks": [...], "error": ...}) and
-    "_device". Raises Stopped when a cell runs past ``cell_timeout`` or the process dies."""
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".verdict-") as scratch:
-        plan_path, results, progress = (Path(scratch) / name for name in ("plan.json", "results.json", "progress"))
-        plan_path.write_text(json.dumps(cells))
-        harness = shutil.copy(HARNESS, scratch)  # grader/ itself is hidden from sandboxed code
-        argv = [sys.executable, harness, str(plan_path), str(results), library, str(progress)]
-        process = subprocess.Popen(command_wrapper(argv, folder) if command_wrapper else argv, cwd=folder,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        running, since = None, time.monotonic()
-        while process.poll() is None:
-            time.sleep(0.05)
-            cell = progress.read_text() if progress.exists() else None
-            if cell != running:
-                running, since = cell, time.monotonic()
-            elif cell_timeout and time.monotonic() - since > cell_timeout:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                raise Stopped("timeout", running)
+def compiled(cells, numbers=None):
+    """The plan as the code the grading process runs: learner cells reduced to their definitions and
+    checked (NotGraded names a construct graded code may not contain, at its cell ``numbers[id]``
+    of the learner's notebook). A cell that does not parse defines nothing, as in a kernel."""
+    code = []
+    for cell in cells:
+        source = cell["source"]
+        if cell["kind"] == "solution":
+            try:
+                tree = definitions(source)
+            except SyntaxError:
+                tree = definitions("")
+            reason = violation(tree, f"cell {(numbers or {}).get(cell['id'], 0)}")
+            if reason:
+                raise NotGraded(reason)
+            source = tree
+        code.append((cell["kind"], compile(source, f"<{cell['id']}>", "exec", dont_inherit=True)))
+    return marshal.dumps(code)
+
+
+def run(folder, cells, library, command_wrapper=None, cell_timeout=None, budget=None, numbers=None):
+    """Run ``cells`` with ``library`` ("torch": the reference, in ``folder``; "minigrad": the
+    learner's, with only ``folder``'s staged minigrad and the harness to import, and an empty
+    working folder; ``command_wrapper(argv, workdir, readonly)`` puts it in the sandbox).
+    Returns {test id: {"checks": [[name, seen, message], ...], "error": text or None}}. Raises NotGraded when
+    the learner's code is rejected, Stopped when a cell runs past ``cell_timeout``, the run past
+    ``budget`` seconds or RESULTS_BUDGET bytes, the process dies, or it sends what is not a result."""
+    payload = compiled(cells, numbers)
+    with tempfile.TemporaryDirectory(prefix="minigrad-grading-") as scratch:
+        code, work = Path(scratch) / "code", Path(scratch) / "work"
+        work.mkdir()
+        if library == "torch":
+            argv, cwd = [sys.executable, "-B", str(REFERENCE)], folder
+        else:
+            shutil.copytree(Path(folder) / "minigrad", code / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
+            argv, cwd = [sys.executable, "-B", shutil.copy(HARNESS, code)], work
+        read_end, write_end = os.pipe()
+        argv.append(str(write_end))
         try:
-            return json.loads(results.read_text())
-        except (OSError, ValueError):
-            raise Stopped("died", running) from None
+            process = subprocess.Popen(command_wrapper(argv, work, [code]) if command_wrapper else argv, cwd=cwd,
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       pass_fds=(write_end,), start_new_session=True)
+        finally:
+            os.close(write_end)
+        try:
+            return _collect(process, payload, read_end, cells, cell_timeout, budget)
+        finally:
+            os.close(read_end)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _collect(process, payload, channel, cells, cell_timeout, budget):
+    """Read the results while the process runs, trusting nothing it sends."""
+    start = since = time.monotonic()
+    try:
+        process.stdin.write(payload)
+        process.stdin.close()
+    except BrokenPipeError:
+        pass
+    results = {cell["id"]: {"checks": [], "error": None} for cell in cells if cell["kind"] == "test"}
+    selector = selectors.DefaultSelector()
+    selector.register(channel, selectors.EVENT_READ)
+    buffer, received, current = b"", 0, -1
+
+    def stop(how):
+        raise Stopped(how, cells[max(current, 0)]["id"])
+
+    while True:
+        now = time.monotonic()
+        waits = [w for w in (cell_timeout and since + cell_timeout - now, budget and start + budget - now) if w]
+        if waits and min(waits) <= 0:
+            stop("budget" if budget and now - start >= budget else "timeout")
+        if not selector.select(min(waits) if waits else None):
+            continue
+        data = os.read(channel, 1 << 16)
+        if not data:
+            stop("died")
+        received += len(data)
+        if received > RESULTS_BUDGET:
+            stop("results")
+        buffer += data
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            message = _message(line)
+            if message is None:
+                stop("garbled")
+            kind = message[0]
+            if kind == "done":
+                if current != len(cells) - 1:
+                    stop("garbled")
+                return results
+            if kind == "cell":
+                if message[1] != current + 1 or message[1] >= len(cells):
+                    stop("garbled")
+                current, since = message[1], time.monotonic()
+                continue
+            test = results.get(cells[current]["id"]) if current >= 0 else None
+            if test is None:
+                stop("garbled")
+            if kind == "check":
+                test["checks"].append([message[1][:500], message[2], message[3]])
+            else:
+                test["error"] = message[1][:2000]
+
+
+def _message(line):
+    """A message from the grading process, or None when it is not one (see harness.py)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if type(message) is not list or not message or type(message[0]) is not str or \
+            MESSAGE_KINDS.get(message[0]) != len(message):
+        return None
+    if message[0] == "cell" and type(message[1]) is not int:
+        return None
+    if message[0] in ("check", "error") and type(message[1]) is not str:
+        return None
+    if message[0] == "check" and type(message[3]) is not bool:
+        return None
+    return message
 
 
 def compare(expected, actual):
-    """{test id: (passed, why)} — a test passes when the learner's run saw what torch's run saw."""
+    """{test id: (passed, why)} — a test passes when the learner's run saw what torch's run saw (error
+    messages word for word where torch's run says the check grades them)."""
     verdicts = {}
     for test_id, want in expected.items():
         if test_id.startswith("_"):
@@ -102,8 +217,8 @@ def compare(expected, actual):
         elif len(got["checks"]) != len(want["checks"]):
             verdicts[test_id] = (False, f"{len(got['checks'])} of {len(want['checks'])} checks ran")
         else:
-            wrong = [(name, seen, wanted) for (name, seen), (_, wanted) in zip(got["checks"], want["checks"])
-                     if not nearly_equal(seen, wanted)]
+            wrong = [(name, seen, wanted) for (name, seen, _), (_, wanted, message) in zip(got["checks"], want["checks"])
+                     if not nearly_equal(*((seen, wanted) if message else map(without_messages, (seen, wanted))))]
             verdicts[test_id] = (True, "") if not wrong else (False, "scenario '{}' differs from PyTorch\n"
                                                               "  torch did:    {}\n  minigrad did: {}".format(*(
                                                                   wrong[0][0], wrong[0][2], wrong[0][1])))
@@ -113,7 +228,7 @@ def compare(expected, actual):
 def expected_results(source_folder, notebook_name, cache):
     """What torch gives with the reference solutions (no learner code involved), cached in ``cache``."""
     source_path = source_folder / notebook_name
-    stamp = f"{source_path.stat().st_mtime_ns}:{source_path.stat().st_size}"
+    stamp = f"{RESULTS_FORMAT}:{source_path.stat().st_mtime_ns}:{source_path.stat().st_size}"
     if cache.exists():
         cached = json.loads(cache.read_text())
         if cached.get("stamp") == stamp:
@@ -125,43 +240,63 @@ def expected_results(source_folder, notebook_name, cache):
     return results
 
 
+def record_path(root, exercise, student):
+    """Where a submission's record lies: {"device", "not_graded": reason or None, "tests": {id: [passed, why]}}."""
+    return Path(root) / ".course" / "records" / exercise / f"{student}.json"
+
+
+def device_description():
+    """Which device the checks ran on: tests use ``DEVICE`` (the setup cell's), CUDA when there is one."""
+    if torch.cuda.is_available():
+        return f"CUDA ({torch.cuda.get_device_name(0)})"
+    return "CPU (no CUDA device on the grading machine)"
+
+
+STOPPED = {
+    "timeout": "timed out in cell {cell} after {timeout} s",
+    "budget": "ran past the whole-submission budget of {budget} s (in cell {cell})",
+    "died": "kernel died in cell {cell}",
+    "results": "sent more than {size} MiB of results (in cell {cell})",
+    "garbled": "its grading process sent something that is not a result (in cell {cell})",
+}
+
+
 class VerdictExecute(NbGraderPreprocessor):
-    """nbgrader's autograde step that executes the notebook, replaced by the verdict harness."""
+    """nbgrader's autograde step that executes the notebook, replaced by the verdict harness. A
+    submission that cannot be graded gets its record and stops nbgrader's pipeline (NotGraded)."""
 
     course_root = Unicode(help="the course's root folder").tag(config=True)
     source_directory = Unicode("solutions").tag(config=True)
     cache_directory = Unicode(".course/expected", help="where torch's expected results are kept").tag(config=True)
     timeout = Integer(30, help="seconds a cell may run").tag(config=True)
+    budget = Integer(120, help="seconds all of a submission's cells may run together").tag(config=True)
     sandbox = Bool(True, help="run the learner's code in grader.sandbox").tag(config=True)
-    hidden = List(Unicode(), help="paths the sandboxed code may not read").tag(config=True)
 
     def preprocess(self, nb, resources):
-        folder = Path(resources["metadata"]["path"])
         exercise, name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
         root = Path(self.course_root)
-        expected = expected_results(root / self.source_directory / exercise, f"{name}.ipynb",
-                                    root / self.cache_directory / f"{exercise}-{name}.json")
-        source = nbformat.read(root / self.source_directory / exercise / f"{name}.ipynb", as_version=4)
+        source_folder = root / self.source_directory / exercise
+        expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json")
+        source = nbformat.read(source_folder / f"{name}.ipynb", as_version=4)
         index = {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
+        numbers = {grade_id: i + 1 for grade_id, i in index.items()}
+        record = {"device": device_description(), "not_graded": None, "tests": {}}
+        path = record_path(root, exercise, resources["nbgrader"]["student"])
+        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            actual = run(folder, plan(source, solution_cells(nb)), "minigrad", self._wrapper(), self.timeout)
-        except Stopped as stop:
-            number = index.get(stop.cell, -1) + 1
-            if stop.how == "died":
-                self.log.error(DIED.format(number))
-                raise DeadKernelError(DIED.format(number)) from None
-            for cell in nb.cells:  # no test ran to the end: none may count as passed
-                if cell.metadata.get("nbgrader", {}).get("grade"):
-                    cell.outputs = [new_output("error", ename="NotRun", evalue=f"not run: timed out in cell {number}",
-                                               traceback=[f"not run: timed out in cell {number}"])]
-            nb.cells[number - 1].outputs = [new_output("error", ename="CellTimeoutError", evalue="",
-                                                       traceback=[f"CellTimeoutError: ran past {self.timeout} s"])]
-            return nb, resources
-        (folder / GRADED_ON).write_text(actual.pop("_device", "an unknown device"))
+            actual = run(source_folder, plan(source, solution_cells(nb)), "minigrad", self._wrapper(), self.timeout,
+                         self.budget, numbers)
+        except (NotGraded, Stopped) as error:
+            record["not_graded"] = error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
+                cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20)
+            path.write_text(json.dumps(record))
+            raise NotGraded(record["not_graded"]) from None
         for test_id, (passed, why) in compare(expected, actual).items():
+            record["tests"][test_id] = [passed, why]
             cell = nb.cells[index[test_id]]
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
+        path.write_text(json.dumps(record))
         return nb, resources
 
     def _wrapper(self):
@@ -172,4 +307,4 @@ class VerdictExecute(NbGraderPreprocessor):
         reason = check_available()
         if reason:
             raise SandboxUnavailable(f"cannot sandbox learner code: {reason} (or set VerdictExecute.sandbox = False)")
-        return lambda argv, folder: wrap(argv, str(folder), Limits(), self.hidden)
+        return lambda argv, workdir, readonly: wrap(argv, workdir, Limits(), readonly)

@@ -8,6 +8,7 @@ The outcomes live in the gradebook's database, in a table of their own beside nb
 """
 import csv
 import ctypes
+import json
 import os
 import re
 import signal
@@ -23,7 +24,6 @@ import sqlalchemy as sa
 
 from . import build, verdicts
 from .build import ROOT
-from .verdicts import DIED
 
 # nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
 warnings.filterwarnings("ignore", category=sa.exc.SAWarning)
@@ -117,36 +117,21 @@ def precheck(folder, notebooks):
     return None
 
 
-def execution_problem(notebook_path, timeout):
-    """The cell a run was stopped in for running too long, from the graded notebook."""
-    notebook = nbformat.read(notebook_path, as_version=4)
-    for index, cell in enumerate(notebook.cells, start=1):
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error" and output.ename == "CellTimeoutError":
-                return f"timed out in cell {index} after {timeout} s"
-    return None
-
-
 def _autograde_one(root, exercise, student, sandbox):
     """Worker: nbgrader's autograde of one submission (its verdicts decided by grader.verdicts);
     returns the reason it was not graded, or None."""
     api = course_api(root, sandbox)
+    record = verdicts.record_path(api.coursedir.root, exercise, student)
+    record.unlink(missing_ok=True)
     result = api.autograde(exercise, student, force=True, create=True)
-    if not result["success"]:
-        log = (result.get("log") or "") + (result.get("error") or "")
-        died = re.search(DIED.format(r"(\d+)"), log)
-        if died:
-            return died.group(0)
-        saved = Path(api.coursedir.root, ".course", "logs", exercise, f"{student}.log")
-        saved.parent.mkdir(parents=True, exist_ok=True)
-        saved.write_text(log)
-        return f"autograde failed: {_error_line(log)} (nbgrader's log: {saved.relative_to(api.coursedir.root)})"
-    autograded = Path(api.coursedir.root) / api.coursedir.autograded_directory / student / exercise
-    for name in expected_notebooks(api, exercise):
-        problem = execution_problem(autograded / name, api.config.VerdictExecute.get("timeout", 30))
-        if problem:
-            return problem
-    return None
+    reason = json.loads(record.read_text())["not_graded"] if record.exists() else None
+    if reason or result["success"]:
+        return reason
+    log = (result.get("log") or "") + (result.get("error") or "")
+    saved = Path(api.coursedir.root, ".course", "logs", exercise, f"{student}.log")
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(log)
+    return f"autograde failed: {_error_line(log)} (nbgrader's log: {saved.relative_to(api.coursedir.root)})"
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -2,9 +2,15 @@
 
 Used by the test suite, the lessons and the exercises' graded tests.
 """
+import linecache
+
 import torch
 
 import minigrad
+
+from .graded_code import definitions, violation
+
+_rejected = {}  # what ``graded`` found, by the name of the definition
 
 
 def plain(value):
@@ -56,12 +62,50 @@ def assert_same(scenario, *args, close=False):
     assert same, f"\ntorch:    {expected}\nminigrad: {actual}"
 
 
-def check(name, scenario, *args):
+def graded(definition):
+    """Check, in the learner's kernel, the cell that defined ``definition`` (a function or class) as
+    grading will (minigrad.graded_code); a construct grading rejects fails every check after it, so
+    Validate names it before the learner submits. Where the cell's text is not at hand (grading
+    itself runs compiled code), there is nothing to check."""
+    functions = [definition] if hasattr(definition, "__code__") else [
+        getattr(member, "__func__", member) for member in vars(definition).values()]
+    files = {f.__code__.co_filename for f in functions if hasattr(f, "__code__")}
+    for filename in files:
+        source = "".join(linecache.getlines(filename))
+        if source:
+            try:
+                reason = violation(definitions(source), f"the cell of {definition.__name__},")
+            except SyntaxError:
+                continue
+            if reason:
+                _rejected[definition.__name__] = reason
+                return
+    _rejected.pop(definition.__name__, None)
+
+
+def without_messages(value):
+    """Plain data with each error's message left out: what an error is, not how it is worded."""
+    if isinstance(value, (list, tuple)):
+        if len(value) == 3 and value[0] == "error":
+            return type(value)(value[:2])
+        return type(value)(without_messages(v) for v in value)
+    if isinstance(value, dict):
+        return {k: without_messages(v) for k, v in value.items()}
+    return value
+
+
+def check(name, scenario, *args, message=False):
     """The graded check: ``scenario(lib)`` must give the same result with minigrad as with torch.
 
-    On failure the message names the scenario and shows what each library did.
+    Errors must be of torch's type; their wording counts only in checks with ``message=True``, so a
+    wrong string costs the check that grades it, not every check that meets the error. On failure
+    the message names the scenario and shows what each library did.
     """
+    if _rejected:
+        raise AssertionError(f"not graded:\n{next(iter(_rejected.values()))}")
     expected, actual = both(scenario, *args)
+    if not message:
+        expected, actual = without_messages(expected), without_messages(actual)
     if not nearly_equal(actual, expected):
         raise AssertionError(f"scenario '{name}' differs from PyTorch\n  torch did:    {expected}\n"
                              f"  minigrad did: {actual}")

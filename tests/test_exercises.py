@@ -184,15 +184,26 @@ def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exer
 
 
 
-@pytest.mark.parametrize("filled, verdict", [(True, "Success! Your notebook passes all the tests."),
-                                             (False, "NotImplementedError")], ids=["implemented", "untouched"])
+REJECTED_IN_KERNEL = "`import os` at the cell of _release_saved, line 4 is not allowed in graded code"
+
+
+@pytest.mark.parametrize("filled, verdict", [("reference", "Success! Your notebook passes all the tests."),
+                                             (None, "NotImplementedError"),
+                                             ("import os", REJECTED_IN_KERNEL)],
+                         ids=["implemented", "untouched", "rejected-construct"])
 def test_learner_validate_on_exercise_3(course, filled, verdict):
-    """What the Validate button runs (nbgrader's validator), on the learner's copy of exercise 3."""
+    """What the Validate button runs (nbgrader's validator), on the learner's copy of exercise 3: a
+    construct grading would reject is named, as grading names it, before the learner submits."""
     exercise = "ex3_freeing"
-    learner = course / "learner" / ("done" if filled else "new")
+    learner = course / "learner" / str(filled)
     shutil.copytree(course / "exercises" / exercise, learner)
     if filled:
         _fill_in(course, exercise, learner / f"{exercise}.ipynb")
+    if filled == "import os":
+        notebook = nbformat.read(learner / f"{exercise}.ipynb", as_version=4)
+        (cell,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == MISTAKES[exercise][0]]
+        cell.source = cell.source.replace('"""\n', '"""\n    import os\n', 1)
+        nbformat.write(notebook, learner / f"{exercise}.ipynb")
     done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(learner / f"{exercise}.ipynb")],
                           cwd=learner, env=nbgrader_env(course), capture_output=True, text=True, timeout=300)
     assert verdict in done.stdout, done.stdout + done.stderr

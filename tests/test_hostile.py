@@ -1,14 +1,16 @@
-"""Issue 4: the hostile catalog — each a real submission, graded in one autograde run together with
-good ones. Each gets a grade or a clear reason, nothing is lost, a good submission gets exactly the
-grade it gets alone, patches of the checking machinery change nothing, student code cannot read
-hidden tests, write the gradebook or reach the network, and a grader killed mid-run resumes."""
+"""The hostile catalog — each a real submission, graded in one autograde run together with good ones.
+Each gets a grade or a clear reason, nothing is lost, a good submission gets exactly the grade it
+gets alone. By attack class: code that patches the checking machinery, reaches the grading
+process's own entry points, runs while definitions are made, or touches the machine (files,
+network, processes) is rejected before it runs, naming the construct; what passes that check
+(patches through local names, fake results printed, files shipped beside the notebook, runaway
+code, markup in error messages) changes no grade and shows nothing it should not; a grader killed
+mid-run resumes."""
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -93,45 +95,64 @@ def in_release_cell(code):
     return lambda root: solved(root, {RELEASE_PART: release_saved(code)})
 
 
+# Patches of the checking machinery, as they would be written in a kernel: each is rejected, and
+# the reason names the construct and where it is (cell, line). (code, construct, line)
 PATCHES = {
-    "patch-torch-equal": "import torch\ntorch.equal = lambda *args, **kwargs: True",
-    "patch-check": "import minigrad.testing\nminigrad.testing.check = lambda *args, **kwargs: None\ncheck = minigrad.testing.check",
-    "patch-nearly-equal": "import minigrad.testing\nminigrad.testing.nearly_equal = lambda *args, **kwargs: True",
+    "patch-torch-equal": ("import torch\ntorch.equal = lambda *args, **kwargs: True", "torch.equal", 5),
+    "patch-check": ("import minigrad.testing\nminigrad.testing.check = lambda *args, **kwargs: None\n"
+                    "check = minigrad.testing.check", "minigrad.testing.check", 6),
+    "patch-nearly-equal": ("import minigrad.testing\nminigrad.testing.nearly_equal = lambda *args, **kwargs: True",
+                           "minigrad.testing.nearly_equal", 5),
     "patch-showtraceback": ("import IPython\nshell = IPython.get_ipython()\nif shell:\n"
-                            "    shell.showtraceback = lambda *args, **kwargs: None"),
-    "patch-builtins": "import builtins\nbuiltins.AssertionError = type('Quiet', (BaseException,), {})",
+                            "    shell.showtraceback = lambda *args, **kwargs: None", "import IPython", 1),
+    "patch-builtins": ("import builtins\nbuiltins.AssertionError = type('Quiet', (BaseException,), {})",
+                       "import builtins", 1),
     "patch-sys-modules": ("import sys, types\nfake = types.ModuleType('minigrad.testing')\n"
-                          "fake.check = fake.outcome = lambda *args, **kwargs: None\nsys.modules['minigrad.testing'] = fake"),
+                          "fake.check = fake.outcome = lambda *args, **kwargs: None\nsys.modules['minigrad.testing'] = fake",
+                          "import sys, types", 1),
+}
+# Code that reaches the grading process or the machine, inside _release_saved: rejected.
+# (body, construct, line in the cell)
+REACHING = {
+    "call-main": ("import __main__\n__main__.serve(__main__.torch, 3)", "import __main__", 2),
+    "rebind-check": ("global check\ncheck = None", "global check", 2),
+    "frame-walk": ("frame = (i for i in ()).gi_frame", "(i for i in ()).gi_frame", 2),
+    "torch-autograd": ("torch.autograd.grad", "torch.autograd", 2),
+    "sleep-forever": ("import time\ntime.sleep(10**6)", "import time", 2),
+    "exit": ("import os\nos._exit(1)", "import os", 2),
+    "segfault": ("import ctypes\nctypes.string_at(0)", "import ctypes", 2),
+    "fork-bomb": ("import os, time\nfor _ in range(300):\n    os.fork()", "import os, time", 2),
+    "read-files": ("leaked = open('/etc/hostname').read()", "open", 2),
+    "network": ("import socket\nsocket.create_connection(('127.0.0.1', 9))", "import socket", 2),
+}
+# Code that runs while a definition is made (an annotation, a class's __init_subclass__, a decorator
+# imported under another name): rejected. (whole cell, construct, line)
+AT_DEFINITION = {
+    "annotation-call": ("def _release_saved(self) -> print('runs while defined'):\n    pass", "print('runs while defined')", 1),
+    "init-subclass": ("class Sneaky:\n    def __init_subclass__(cls):\n        pass", "def __init_subclass__", 2),
+    "aliased-decorator": ("from minigrad.testing import check as staticmethod\n\n@staticmethod\ndef helper():\n    pass",
+                          "from minigrad.testing import check as staticmethod", 1),
 }
 
 
-@pytest.fixture(scope="module")
-def listener():
-    """A TCP listener on loopback that records whether anything connected."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.5)
-    connections = []
-    stop = threading.Event()
+def rejected(root, construct, line):
+    return f"`{construct}` at cell {cell_number(root, RELEASE_PART)} line {line} is not allowed in graded code"
 
-    def accept():
-        while not stop.is_set():
-            try:
-                connections.append(server.accept())
-            except OSError:
-                continue
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], connections
-    stop.set()
-    server.close()
+def cell_number(root, grade_id):
+    notebook = nbformat.read(root / "exercises" / EXERCISE / NOTEBOOK, as_version=4)
+    return next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def ship_beside(folder, path):
+    """Files beside the notebook: a torch.py that breaks torch, and the whole reference minigrad."""
+    (folder / "torch.py").write_text("raise SystemExit('shipped torch')\n")
+    shutil.rmtree(folder / "minigrad")
+    shutil.copytree(ROOT / "minigrad", folder / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory, listener):
-    port, _ = listener
+def catalog(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     for folder in ("minigrad", "grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -139,22 +160,25 @@ def catalog(tmp_path_factory, listener):
         config.write("c.VerdictExecute.timeout = 10\n")
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], cwd=root,
                    env=nbgrader_env(root), check=True, capture_output=True)
-    hidden_source = root / "solutions" / EXERCISE / NOTEBOOK
-    gradebook = root / ".course" / "gradebook.db"
     submissions = {
         "good-1": (lambda r: solved(r), None),
         "good-2": (lambda r: solved(r), None),
         "untouched": (lambda r: None, None),
         "broken": (patched(""), None),
-        **{name: (patched(code), None) for name, code in PATCHES.items()},
+        **{name: (patched(code), None) for name, (code, _, _) in PATCHES.items()},
+        **{name: (in_release_cell(code), None) for name, (code, _, _) in REACHING.items()},
+        **{name: (lambda r, code=code: solved(r, {RELEASE_PART: code + "\n\n" + release_saved("")}), None)
+           for name, (code, _, _) in AT_DEFINITION.items()},
+        "patch-through-alias": (lambda r: solved(r, {RELEASE_PART: release_saved(
+            "t = torch\nt.equal = lambda *args, **kwargs: True\nm = minigrad.testing\n"
+            "m.nearly_equal = lambda *args, **kwargs: True", right=False)}), None),
+        "print-fake-results": (lambda r: solved(r, {RELEASE_PART: release_saved(
+            "print('[\"check\", \"fake\", true]')\nprint('[\"done\"]')", right=False)}), None),
+        "shipped-files": (lambda r: solved(r, {RELEASE_PART: released_stub(r)}), ship_beside),
+        "script-in-error": (in_release_cell("raise RuntimeError('<script>alert(1)</script>')"), None),
         "infinite-loop": (in_release_cell("while True:\n    pass"), None),
-        "sleep-forever": (in_release_cell("import time\ntime.sleep(10**6)"), None),
-        "exit": (in_release_cell("import os\nos._exit(1)"), None),
-        "segfault": (in_release_cell("import ctypes\nctypes.string_at(0)"), None),
+        "forged-progress": (in_release_cell("while True:\n    print('[\"cell\", 99]')"), None),
         "memory-bomb": (in_release_cell("hoard = bytearray(1 << 40)"), None),
-        "fork-bomb": (in_release_cell("import os, time\nfor _ in range(300):\n    try:\n        pid = os.fork()\n"
-                                      "    except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n"
-                                      "        os._exit(0)"), None),
         "huge-output": (in_release_cell("print('x' * 100_000_000)"), None),
         "invalid-json": (None, lambda folder, path: path.write_text('{"cells": [')),
         "empty-file": (None, lambda folder, path: path.write_bytes(b"")),
@@ -177,25 +201,17 @@ def catalog(tmp_path_factory, listener):
             lambda nb: cell(nb, "test-seed-001").metadata.nbgrader.update(points="lots"))),
         "cell-to-markdown": (lambda r: solved(r), notebook_edit(
             lambda nb: setattr(cell(nb, RELEASE_PART), "cell_type", "markdown"))),
-        "read-hidden": (in_release_cell(
-            f"try:\n    leaked = open({str(hidden_source)!r}).read()\nexcept OSError as error:\n    leaked = repr(error)\n"
-            "open('leak.txt', 'w').write(leaked)"), None),
-        "write-gradebook": (in_release_cell(
-            f"try:\n    open({str(gradebook)!r}, 'ab').write(b'garbage')\n    wrote = 'wrote'\nexcept OSError as error:\n"
-            "    wrote = repr(error)\nopen('wrote.txt', 'w').write(wrote)"), None),
-        "network": (in_release_cell(
-            f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3)\n    reached = 'connected'\n"
-            "except OSError as error:\n    reached = repr(error)\nopen('network.txt', 'w').write(reached)"), None),
     }
     for student, (solutions, edit) in submissions.items():
         write_submission(root, student, solutions(root) if solutions else None, edit)
     workflow.autograde(EXERCISE, workers=2, root=root, progress=lambda line: None)
+    workflow.feedback(EXERCISE, root=root)
     return root, {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
 
 
 def test_everything_is_graded_or_has_a_clear_reason(catalog):
     _, rows = catalog
-    assert len(rows) == 35
+    assert len(rows) == 46
     for student, row in rows.items():
         assert row["status"] == "graded" or row["reason"], student
         if student == "bad-metadata":
@@ -210,12 +226,35 @@ def test_good_submissions_get_the_grade_they_get_alone(catalog):
     assert rows["untouched"]["score"] == 0
 
 
-@pytest.mark.parametrize("student", sorted(PATCHES) + ["edited-locked-test"])
-def test_patching_the_checks_changes_nothing(catalog, student):
+@pytest.mark.parametrize("student", sorted(PATCHES))
+def test_patching_the_checks_is_rejected_naming_the_construct(catalog, student):
+    root, rows = catalog
+    _, construct, line = PATCHES[student]
+    assert rows[student]["status"] == "not graded"
+    assert rows[student]["reason"] == rejected(root, construct, line)
+
+
+@pytest.mark.parametrize("student", sorted(REACHING) + sorted(AT_DEFINITION))
+def test_code_that_reaches_the_grader_or_runs_while_defined_is_rejected(catalog, student):
+    root, rows = catalog
+    _, construct, line = {**REACHING, **AT_DEFINITION}[student]
+    assert rows[student]["status"] == "not graded"
+    assert rows[student]["reason"] == rejected(root, construct, line)
+
+
+@pytest.mark.parametrize("student", ["patch-through-alias", "print-fake-results", "edited-locked-test"])
+def test_what_passes_the_check_changes_no_grade(catalog, student):
     _, rows = catalog
     assert 0 < rows["broken"]["score"] < FULL
     assert rows[student]["status"] == "graded"
     assert rows[student]["score"] == rows["broken"]["score"], rows[student]
+
+
+def test_files_shipped_beside_the_notebook_are_never_imported(catalog):
+    """A torch.py and a whole reference minigrad beside an untouched notebook: graded as the untouched one."""
+    _, rows = catalog
+    assert rows["shipped-files"]["status"] == "graded"
+    assert rows["shipped-files"]["score"] == rows["stub-answer"]["score"] < FULL
 
 
 def test_deleted_and_copied_cells_are_repaired_from_the_release(catalog):
@@ -240,11 +279,9 @@ def test_runaway_code_is_stopped_with_a_reason(catalog):
     notebook = nbformat.read(root / "exercises" / EXERCISE / NOTEBOOK, as_version=4)
     first_test = next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade"))
     assert rows["infinite-loop"]["reason"] == f"timed out in cell {first_test} after 10 s"
-    assert rows["sleep-forever"]["reason"] == f"timed out in cell {first_test} after 10 s"
-    assert rows["exit"]["reason"] == f"kernel died in cell {first_test}"
-    assert rows["segfault"]["reason"] == f"kernel died in cell {first_test}"
+    assert rows["forged-progress"]["reason"] == f"timed out in cell {first_test} after 10 s"
     assert rows["memory-bomb"]["status"] == "graded" and rows["memory-bomb"]["score"] < FULL  # MemoryError fails checks
-    assert rows["fork-bomb"]["status"] == "graded" and rows["huge-output"]["score"] == FULL
+    assert rows["huge-output"]["status"] == "graded" and rows["huge-output"]["score"] == FULL
 
 
 def test_unreadable_submissions_say_why(catalog):
@@ -257,15 +294,28 @@ def test_unreadable_submissions_say_why(catalog):
     assert rows["cell-to-markdown"]["status"] == "graded" or rows["cell-to-markdown"]["reason"]
 
 
-def test_student_code_cannot_read_hidden_tests_write_the_gradebook_or_reach_the_network(catalog, listener):
+def test_learner_text_is_escaped_in_feedback(catalog):
     root, rows = catalog
-    autograded = root / ".course" / "autograded"
-    leaked = (autograded / "read-hidden" / EXERCISE / "leak.txt").read_text()
-    assert "HIDDEN TESTS" not in leaked and "Error" in leaked
-    assert (autograded / "write-gradebook" / EXERCISE / "wrote.txt").read_text() != "wrote"
-    assert rows["good-1"]["score"] == FULL  # the gradebook is intact
-    assert "Error" in (autograded / "network" / EXERCISE / "network.txt").read_text()
-    assert listener[1] == []
+    assert rows["script-in-error"]["status"] == "graded" and rows["script-in-error"]["score"] < FULL
+    page = (root / ".course" / "feedback" / "script-in-error" / EXERCISE / f"{EXERCISE}.html").read_text()
+    assert "'RuntimeError', '&lt;script&gt;alert(1)&lt;/script&gt;'" in page
+    assert "<script>alert(1)" not in page
+
+
+def test_no_feedback_page_holds_hidden_test_text(catalog):
+    root, rows = catalog
+    source = nbformat.read(root / "solutions" / EXERCISE / NOTEBOOK, as_version=4)
+    hidden_lines = {line.strip() for c in source.cells if "BEGIN HIDDEN TESTS" in c.source
+                    for line in c.source.split("### BEGIN HIDDEN TESTS")[1].splitlines()
+                    if len(line.strip()) > 25 and "HIDDEN TESTS" not in line}
+    release = nbformat.read(root / "exercises" / EXERCISE / NOTEBOOK, as_version=4)
+    hidden_lines -= {line.strip() for c in release.cells for line in c.source.splitlines()}
+    assert hidden_lines
+    pages = list((root / ".course" / "feedback").rglob("*.html"))
+    assert len(pages) == sum(row["status"] == "graded" for row in rows.values())
+    for page in pages:
+        text = page.read_text()
+        assert not [line for line in hidden_lines if line in text], page
 
 
 def _descendants(pid):
@@ -360,6 +410,50 @@ def test_an_engine_that_lets_torch_autograd_do_the_work_is_caught(tmp_path):
     results = verdicts.compare(expected, actual)
     assert results["test-SumDim"] == (True, "") and results["test-sum_to"] == (True, "")
     passed, why = results["test-Mul-saved"]
-    assert not passed and why.startswith("scenario 'a * b, only a requires grad' differs")
+    assert not passed and why.startswith("scenario '") and "storage requires grad" in why
     assert any(seen == ["uses torch.autograd: a minigrad tensor's storage requires grad"]
-               for _, seen in actual["test-Mul-saved"]["checks"])
+               for _, seen, _ in actual["test-Mul-saved"]["checks"])
+
+
+EXP_BY_TORCH = '''class Exp(Function):
+    node_name = "ExpBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.exp()
+        ctx.save_for_backward(result)
+        ctx.source = a._data
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        leaf = ctx.source.detach().requires_grad_()
+        {how}
+        return minigrad.Tensor(found.detach())
+'''
+
+
+@pytest.mark.parametrize("how, outcome", [
+    ("(found,) = torch.autograd.grad(leaf.exp(), leaf, grad._data)", "`torch.autograd` at cell 0 line 15"),
+    ("leaf.exp().backward(grad._data)\n        found = leaf.grad", "fails"),
+])
+def test_an_exp_whose_backward_asks_torch_for_the_gradient_gets_no_points_for_it(tmp_path, how, outcome):
+    """Exp's backward computed by torch's autograd on a private leaf: by name (torch.autograd) it is
+    rejected; through a tensor's .backward() it fails, since torch's autograd is off where learner code runs."""
+    from grader import verdicts
+
+    folder = tmp_path / "ex1_ops"
+    shutil.copytree(ROOT / "solutions" / "ex1_ops", folder)
+    source = nbformat.read(folder / "ex1_ops.ipynb", as_version=4)
+    reference = verdicts.solution_cells(source, without_markers=True)
+    expected = verdicts.expected_results(folder, "ex1_ops.ipynb", tmp_path / "expected.json")
+    cells = verdicts.plan(source, {**reference, "Exp": EXP_BY_TORCH.format(how=how)})
+    if outcome == "fails":
+        results = verdicts.compare(expected, verdicts.run(folder, cells, "minigrad"))
+        passed, why = results["test-Exp"]
+        assert not passed and "element 0 of tensors does not require grad" in why
+    else:
+        with pytest.raises(verdicts.NotGraded) as rejected:
+            verdicts.run(folder, cells, "minigrad")
+        assert str(rejected.value) == f"{outcome} is not allowed in graded code"

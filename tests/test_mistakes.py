@@ -43,6 +43,8 @@ MISTAKES = {
          "return saved.tensor if saved.tensor is not None else saved.unpack(self)", "test-edited-in-place"),
         ("_unpack gives None for a freed entry", "BackwardFunction-_unpack", "raise RuntimeError(ERR_BACKWARD_TWICE)",
          "return None", "test-second-backward"),
+        ("_unpack raises its own message", "BackwardFunction-_unpack", "raise RuntimeError(ERR_BACKWARD_TWICE)",
+         "raise RuntimeError('saved tensors were freed')", "test-error-message"),
     ],
 }
 CASES = [pytest.param(exercise, *case, id=f"{exercise}: {case[0]}") for exercise, cases in MISTAKES.items()
@@ -82,3 +84,14 @@ def test_the_reference_passes_every_test(sources, exercise):
     folder, source, reference, expected = sources[exercise]
     results = verdicts.compare(expected, verdicts.run(folder, verdicts.plan(source, reference), "minigrad"))
     assert all(passed for passed, _ in results.values()), {k: v for k, v in results.items() if not v[0]}
+
+
+def test_a_wrongly_worded_error_costs_only_the_check_that_grades_the_wording(sources):
+    """Exercise 3's errors are compared by type in every check and word for word in one: a learner's
+    own message for a freed graph loses that one test's point, not the exercise."""
+    folder, source, reference, expected = sources["ex3_freeing"]
+    part = "BackwardFunction-_unpack"
+    solutions = {**reference, part: reference[part].replace(
+        "raise RuntimeError(ERR_BACKWARD_TWICE)", "raise RuntimeError('saved tensors were freed')", 1)}
+    results = verdicts.compare(expected, verdicts.run(folder, verdicts.plan(source, solutions), "minigrad"))
+    assert [test for test, (passed, _) in results.items() if not passed] == ["test-error-message"]

@@ -1,5 +1,6 @@
-"""Issue 4, sandbox: each restriction is proven by student code that tries to break it, run through
-``grader.sandbox.wrap`` (as the verdict harness runs learner code while grading).
+"""The sandbox: each restriction is proven by learner code that tries to break it, run through
+``grader.sandbox.wrap`` (as the grader runs learner code). Such code could never pass the static
+check of graded code (it opens files, imports os and socket); the sandbox holds without it.
 
 The scratch course lives under /var/tmp, not /tmp: the sandbox gets a private /tmp, so a course
 there would merely be invisible inside, and "read-only" would go unproven."""
@@ -47,15 +48,13 @@ def course():
             file.write(SECRET if name in ("gradebook", "solution") else f"{name}'s file")
     shutil.copytree(ROOT / "minigrad", os.path.join(paths["work"], "minigrad"),
                     ignore=shutil.ignore_patterns("__pycache__"))
-    paths["hidden"] = [os.path.join(root, "solutions"), paths["gradebook"]]
     yield paths
     shutil.rmtree(base)
 
 
-def run(course, code, limits=None, hidden=None, timeout=60):
+def run(course, code, limits=None, readonly=(), timeout=60):
     """Run ``python -c code`` in the sandbox, in alice's working copy."""
-    command = wrap([sys.executable, "-c", textwrap.dedent(code)], course["work"], limits or Limits(),
-                   course["hidden"] if hidden is None else hidden)
+    command = wrap([sys.executable, "-c", textwrap.dedent(code)], course["work"], limits or Limits(), readonly)
     return subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout)
 
 
@@ -102,7 +101,10 @@ def test_writes_outside_the_workdir_fail(course):
     try:
         assert done.returncode == 0, done.stderr
         assert "WROTE" not in done.stdout and "CHANGED" not in done.stdout
-        assert done.stdout.split().count(str(errno.EROFS)) == len(targets) + 2, done.stdout
+        failures = [line.split()[0] for line in done.stdout.splitlines()]
+        assert len(failures) == len(targets) + 2 and set(failures) <= {str(errno.EROFS), str(errno.ENOENT),
+                                                                              str(errno.EACCES)}, done.stdout
+        assert failures[4] == str(errno.EROFS)  # this Python's folder is there, read-only
         assert {path: read(path) for path in before} == before
     finally:
         for path in targets:
@@ -110,31 +112,55 @@ def test_writes_outside_the_workdir_fail(course):
                 os.remove(path)
 
 
-def test_hidden_paths_are_unreadable(course):
+def test_only_what_grading_needs_is_there(course):
+    """No course folder, solution, gradebook, git checkout, home folder, nbgrader cache or other
+    submission: the folders above the working copy and this Python hold only the way down to them."""
+    home_cache = os.path.expanduser("~/.local/share/jupyter/nbgrader_cache")
     done = run(course, f"""
         import os
-        print("solutions:", os.listdir({os.path.join(course['root'], 'solutions')!r}))
-        for path in ({course['solution']!r}, {course['gradebook']!r}):
-            try:
-                print(repr(open(path).read()))
-            except OSError as error:
-                print(type(error).__name__)
+        for path in ({course['solution']!r}, {course['gradebook']!r}, {course['bob']!r},
+                     {str(ROOT / '.git')!r}, {str(ROOT / 'solutions')!r}, {home_cache!r}, "/home", "/etc/passwd",
+                     "/srv", "/var/lib"):
+            print(path, os.path.exists(path))
+        print(os.listdir({os.path.dirname(course['work'])!r}))
+        print(os.listdir({os.path.dirname(os.path.realpath(sys.prefix))!r}))
+        print(os.listdir({course['root']!r}))
     """)
     assert done.returncode == 0, done.stderr
-    assert SECRET not in done.stdout
-    assert done.stdout.split("\n")[:3] == ["solutions: []", "FileNotFoundError", "PermissionError"]
+    lines = done.stdout.splitlines()
+    assert all(line.endswith(" False") for line in lines[:10]), done.stdout
+    assert lines[10] == repr([os.path.basename(course["work"])])
+    assert lines[11] == repr([os.path.basename(os.path.realpath(sys.prefix))])
+    assert lines[12] == "['.course']"
 
 
-def test_workdir_inside_a_hidden_folder_stays_usable(course):
-    """Hiding all of .course/ (other students, the gradebook, the exchange) keeps the workdir bound."""
-    done = run(course, f"""
+def test_runs_as_an_unprivileged_uid_without_capabilities(course):
+    done = run(course, """
         import os
-        open("inside.txt", "w").write("ok")
-        print(os.listdir({os.path.join(course['root'], '.course')!r}), os.path.exists({course['bob']!r}))
-    """, hidden=[os.path.join(course["root"], ".course"), os.path.join(course["root"], "solutions")])
+        caps = {line.split(":")[0]: int(line.split()[1], 16) for line in open("/proc/self/status")
+                if line.startswith("Cap")}
+        print(os.getuid(), os.geteuid(), caps["CapEff"], caps["CapPrm"], caps["CapBnd"], caps["CapAmb"])
+    """)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["['autograded']", "False"]
-    assert read(os.path.join(course["work"], "inside.txt")) == "ok"
+    uid, euid, *caps = map(int, done.stdout.split())
+    assert uid == euid != 0 and caps == [0, 0, 0, 0]
+
+
+def test_readonly_paths_are_read_only(course, tmp_path):
+    shared = tmp_path / "code"
+    shared.mkdir()
+    (shared / "harness.py").write_text("harness\n")
+    (shared / "harness.py").chmod(0o666)  # anyone may write it: only the mount stops the sandbox
+    done = run(course, f"""
+        import errno
+        print(open({str(shared / 'harness.py')!r}).read().strip())
+        try:
+            open({str(shared / 'harness.py')!r}, "a").write("tampered")
+        except OSError as error:
+            print(errno.errorcode[error.errno])
+    """, readonly=[shared])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["harness", "EROFS"]
 
 
 @pytest.fixture

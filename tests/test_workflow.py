@@ -43,7 +43,7 @@ def _solve(folder, root):
 def _break_cell(body, root):
     """The reference, but _release_saved written as ``body``: grading calls it from the first test cell."""
     def change(grade_id, reference, released):
-        if grade_id == "BackwardFunction-_release_saved":
+        if grade_id == RELEASE:
             return "def _release_saved(self):\n" + "\n".join("    " + line for line in body.splitlines())
         return reference
 
@@ -52,9 +52,17 @@ def _break_cell(body, root):
     return edit
 
 
+RELEASE = "BackwardFunction-_release_saved"
+
+
 def _first_test_cell():
     notebook = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
     return next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade"))
+
+
+def _cell_number(grade_id):
+    notebook = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    return next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +96,7 @@ def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
     root, _ = course
     verdicts = workflow.outcomes(EXERCISE, root=root)
     assert verdicts["ada"] is None and verdicts["bob"] is None
-    assert verdicts["cy"] == f"kernel died in cell {_first_test_cell()}"
+    assert verdicts["cy"] == f"`import os` at cell {_cell_number(RELEASE)} line 2 is not allowed in graded code"
     assert verdicts["dee"] == f"timed out in cell {_first_test_cell()} after 10 s"
     assert verdicts["eve"].startswith(f"invalid notebook {EXERCISE}.ipynb: Notebook does not appear to be JSON")
     assert verdicts["fay"] == f"missing notebook {EXERCISE}.ipynb (found: my_work.ipynb)"

@@ -17,14 +17,17 @@
 # minigrad tensor), `ctx.saved_tensors`. Check your work with **Validate**.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
-# keep experiments in the free cells.
+# keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
+# standard modules (heapq, itertools, functools, collections, typing), and may not use torch's own
+# autograd, files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate names any such construct
+# ("not graded: `import os` at ... line 2 is not allowed in graded code").
 # %% locked setup
 import torch
 
 import minigrad
 from minigrad.function import Function
 from minigrad.ops import _keep_dims, _normalize_dims, mat2_grad
-from minigrad.testing import check
+from minigrad.testing import check, graded
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
 
@@ -37,6 +40,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # %% part SumDim
 # %% locked plug-SumDim
 minigrad.ops.SumDim = SumDim
+graded(SumDim)
 # %% tests test-SumDim 1+1
 def sum_graph(lib, shape, dim, keepdim):
     lib.manual_seed(2)
@@ -63,6 +67,7 @@ check("a.sum((0, 2), keepdim=True)", sum_graph, (2, 3, 4), (0, 2), True)
 # %% part sum_to
 # %% locked plug-sum_to
 minigrad.broadcast.sum_to = sum_to
+graded(sum_to)
 # %% tests test-sum_to 1+1
 def reduce_to(lib, grad_shape, shape):
     grad = lib.arange(float(torch.Size(grad_shape).numel()), dtype=lib.float64).reshape(grad_shape)
@@ -86,6 +91,7 @@ for grad_shape, shape in [((4, 2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((5,), ()), 
 # %% part Mul
 # %% locked plug-Mul
 minigrad.ops.Mul = Mul
+graded(Mul)
 # %% code
 # Try it: compare with torch by hand, e.g.
 # a = minigrad.ones(2, requires_grad=True); y = a * 3; y.grad_fn._saved_other
@@ -145,6 +151,7 @@ check("a * b on DEVICE", mul_on_device)
 # %% part Exp
 # %% locked plug-Exp
 minigrad.ops.Exp = Exp
+graded(Exp)
 # %% tests test-Exp 1+1
 def exp_graph(lib, shape):
     lib.manual_seed(1)
@@ -180,6 +187,7 @@ check("a.exp() whose result is edited in place", exp_result_edited)
 # %% part Mm
 # %% locked plug-Mm
 minigrad.ops.Mm = Mm
+graded(Mm)
 # %% tests test-Mm 2+1
 def mm_graph(lib, a_shape, b_shape, a_grad, b_grad):
     lib.manual_seed(3)

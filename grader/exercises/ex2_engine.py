@@ -26,20 +26,24 @@
 # through `backward()` with your engine and compare with PyTorch.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
-# keep experiments in the free cells.
+# keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
+# standard modules (heapq, itertools, functools, collections, typing), and may not use torch's own
+# autograd, files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate names any such construct
+# ("not graded: `import os` at ... line 2 is not allowed in graded code").
 # %% locked setup
 import heapq
 
 import torch
 
 import minigrad
-from minigrad.testing import check
+from minigrad.testing import check, graded
 
 # %% markdown
 # ## Part 1 — `compute_dependencies`
 # %% part compute_dependencies
 # %% locked plug-compute_dependencies
 minigrad.engine.compute_dependencies = compute_dependencies
+graded(compute_dependencies)
 # %% tests test-dependencies 1+1
 def edge_counts(lib, root):
     """How many edges point at each node below ``root``, by node name: torch's counted by walking its
@@ -85,6 +89,7 @@ check("dependencies of a 20,000-node chain", long_chain_dependencies)
 # %% part backprop
 # %% locked plug-backprop
 minigrad.engine.backprop = backprop
+graded(backprop)
 # %% code
 # Try it: x = minigrad.ones(2, requires_grad=True); (x * x).sum().backward(); x.grad
 # %% tests test-seed-004 2+1

@@ -21,33 +21,40 @@
 #    time ..." message; a `SavedTensor` gives `saved.unpack(self)`, which also checks that the tensor
 #    was not edited in place since it was saved (torch's version check).
 #
-# The graded tests re-run the forum threads' scenarios with PyTorch and with your minigrad.
+# The graded tests re-run the forum threads' scenarios with PyTorch and with your minigrad. An error
+# must be of torch's type everywhere; its wording is graded once, in `test-error-message`.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
-# keep experiments in the free cells.
+# keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
+# standard modules (heapq, itertools, functools, collections, typing), and may not use torch's own
+# autograd, files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate names any such construct
+# ("not graded: `import os` at ... line 2 is not allowed in graded code").
 # %% locked setup
 import torch
 
 import minigrad
 from minigrad.engine import validate_outputs
 from minigrad.function import ERR_BACKWARD_TWICE, _FREED
-from minigrad.testing import check, outcome
+from minigrad.testing import check, graded, outcome
 
 # %% markdown
 # ## Part 1 — `_release_saved`
 # %% part BackwardFunction._release_saved
 # %% locked plug-release
 minigrad.function.BackwardFunction._release_saved = _release_saved
+graded(_release_saved)
 # %% markdown
 # ## Part 2 — `run_node`
 # %% part run_node
 # %% locked plug-run_node
 minigrad.engine.run_node = run_node
+graded(run_node)
 # %% markdown
 # ## Part 3 — `_unpack`
 # %% part BackwardFunction._unpack
 # %% locked plug-unpack
 minigrad.function.BackwardFunction._unpack = _unpack
+graded(_unpack)
 # %% code
 # Try it: a = minigrad.ones(2, requires_grad=True); y = a * 2; y.sum().backward(); y.sum().backward()
 # %% tests test-second-backward 2+1
@@ -85,6 +92,9 @@ def third_backward_after_retain(lib):
 
 check("retain_graph=True, then a plain backward, then a third", third_backward_after_retain)
 ### END HIDDEN TESTS
+
+# %% tests test-error-message 1
+check("the error of a second backward, word for word", second_backward, message=True)
 
 # %% tests test-seed-001 2+1
 def reused_in_a_loop(lib, retain):

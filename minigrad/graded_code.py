@@ -1,0 +1,228 @@
+"""What graded code may contain, checked on its text (Python's ``ast``) before any of it runs.
+
+Grading runs only a learner's definitions (imports, functions, classes, constants). Their bodies run
+when the checks call them, in the grading process; this check keeps those bodies to what minigrad
+code needs, and keeps definitions from running code while they are made:
+
+- imports only of the modules minigrad code uses (``ALLOWED_MODULES``);
+- decorators only ``staticmethod``, ``classmethod``, ``property``; defaults and annotations only
+  names, dotted names or constants; classes without keywords (metaclasses), their bodies only
+  methods, docstrings and constant attributes;
+- no dunder names or attributes (``__class__``, ``__init_subclass__``, ...; ``__init__`` and
+  ``__repr__`` may be defined), no ``exec``, ``eval``, ``compile``, ``open``, ``globals``, ...,
+  no modules that reach the interpreter or the machine (``sys``, ``os``, ``gc``, ``inspect``, ...),
+  ``getattr`` only with a constant name, no ``setattr``, no ``global``;
+- nothing of torch's own autograd (``torch.autograd``, ``torch.func``, grad-mode switches) nor of
+  its doors to other code (``torch.load``, ``torch.utils``, ``torch.ops.load_library``, ...);
+- no assigning to a module's attributes (``torch.equal = ...``).
+
+``definitions(source)`` is what grading runs of a learner's cell; ``violation(tree, where)`` gives its
+first construct that breaks a rule, as the learner reads it: "`import os` at cell 5 line 2 is not
+allowed in graded code", or None. The grader checks before grading; the exercises' ``graded`` calls
+(minigrad.testing) check the same in the learner's kernel, so Validate says it first.
+"""
+import ast
+import re
+
+ALLOWED_MODULES = {"minigrad", "torch", "math", "heapq", "itertools", "functools", "collections", "typing"}
+DECORATORS = {"staticmethod", "classmethod", "property"}
+DUNDERS_DEFINED = {"__init__", "__repr__"}
+MODULES_OUT_OF_REACH = {
+    "sys", "os", "builtins", "importlib", "gc", "inspect", "ctypes", "atexit", "subprocess", "signal", "socket",
+    "threading", "multiprocessing", "pickle", "marshal", "shutil", "pathlib", "io", "tempfile", "types", "runpy",
+    "resource", "weakref", "traceback",
+}
+FORBIDDEN_NAMES = MODULES_OUT_OF_REACH | {
+    "exec", "eval", "compile", "open", "input", "breakpoint", "globals", "locals", "vars", "setattr", "delattr",
+    "help", "exit", "quit", "memoryview", "code",
+}
+FORBIDDEN_ATTRIBUTES = MODULES_OUT_OF_REACH | {
+    # torch's autograd, and torch's ways to load or build code
+    "autograd", "func", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "_set_grad_enabled",
+    "load", "save", "load_library", "utils", "hub", "jit", "compile", "package", "library", "_C", "_dynamo",
+    "classes", "from_file",
+    # frames and code, which reach the grading code's own variables without a dunder
+    "gi_frame", "gi_code", "cr_frame", "ag_frame", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
+    "tb_frame", "tb_next", "co_code", "co_consts",
+}
+FORMAT_DUNDER = re.compile(r"\{[^}]*__")  # "{0.__class__}".format(x) reads a dunder attribute
+
+
+class Rejected(Exception):
+    def __init__(self, node, construct):
+        super().__init__(construct)
+        self.line, self.construct = getattr(node, "lineno", 1), construct
+
+
+def violation(tree, where):
+    """The first construct in ``tree`` (the definitions of a notebook cell, ``where``: "cell 5") that
+    graded code may not contain, as a sentence for the learner; None when there is none."""
+    try:
+        _Checker(_module_names(tree)).visit(tree)
+    except Rejected as rejected:
+        return f"`{rejected.construct}` at {where} line {rejected.line} is not allowed in graded code"
+    return None
+
+
+def _module_names(tree):
+    """Names bound to modules: the notebook's own (its setup cell imports these) and this code's imports."""
+    names = set(ALLOWED_MODULES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def _text(node):
+    return ast.unparse(node).splitlines()[0][:80]
+
+
+def _is_dunder(name):
+    return name.startswith("__") and name.endswith("__")
+
+
+def _plain(node):
+    """A name, a dotted name or a constant: what decorators, defaults and annotations may be."""
+    if isinstance(node, ast.Attribute):
+        return _plain(node.value)
+    return isinstance(node, (ast.Name, ast.Constant))
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, modules):
+        self.modules = modules
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self._module(node, alias.name)
+            self._name(node, alias.asname or alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node):
+        if node.level or not node.module:
+            raise Rejected(node, _text(node))
+        self._module(node, node.module)
+        for alias in node.names:
+            if alias.name == "*" or alias.name in FORBIDDEN_ATTRIBUTES:
+                raise Rejected(node, _text(node))
+            self._name(node, alias.name)
+            self._name(node, alias.asname or alias.name)
+
+    def _module(self, node, module):
+        parts = module.split(".")
+        if parts[0] not in ALLOWED_MODULES or any(part in FORBIDDEN_ATTRIBUTES or _is_dunder(part) for part in parts):
+            raise Rejected(node, _text(node))
+
+    def _name(self, node, name):
+        if name in FORBIDDEN_NAMES or _is_dunder(name) or name in DECORATORS:
+            raise Rejected(node, _text(node))
+
+    def visit_Name(self, node):
+        if node.id == "getattr":  # called with a constant name is checked in visit_Call; passed around it is not
+            raise Rejected(node, node.id)
+        self._name(node, node.id)
+
+    def visit_Global(self, node):  # rebinding the notebook's names (``check``) from inside a function
+        raise Rejected(node, _text(node))
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and FORMAT_DUNDER.search(node.value):
+            raise Rejected(node, _text(node))
+
+    def visit_Attribute(self, node):
+        if node.attr in FORBIDDEN_ATTRIBUTES or _is_dunder(node.attr):
+            raise Rejected(node, _text(node))
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not isinstance(root, ast.Name) or root.id in self.modules:
+                raise Rejected(node, _text(node))
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "getattr":
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value in FORBIDDEN_ATTRIBUTES \
+                    or _is_dunder(name.value):
+                raise Rejected(node, _text(node))
+            for child in [*node.args, *node.keywords]:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def _function(self, node):
+        for decorator in node.decorator_list:
+            if not (isinstance(decorator, ast.Name) and decorator.id in DECORATORS):
+                raise Rejected(decorator, "@" + _text(decorator))
+        arguments = node.args
+        annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                              arguments.vararg, arguments.kwarg) if a is not None and a.annotation]
+        for value in [*arguments.defaults, *filter(None, arguments.kw_defaults), *annotations,
+                      *([node.returns] if node.returns else [])]:
+            if not _plain(value):
+                raise Rejected(value, _text(value))
+        if _is_dunder(node.name) and node.name not in DUNDERS_DEFINED:
+            raise Rejected(node, f"def {node.name}")
+        self._name(node, node.name)
+        for statement in node.body:
+            self.visit(statement)
+        for value in [*arguments.defaults, *filter(None, arguments.kw_defaults)]:
+            self.visit(value)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+
+    def visit_Lambda(self, node):
+        for value in [*node.args.defaults, *filter(None, node.args.kw_defaults)]:
+            if not _plain(value):
+                raise Rejected(value, _text(value))
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        if node.decorator_list or node.keywords or not all(_plain(base) for base in node.bases):
+            raise Rejected(node, _text(node).rstrip(":") + ":")
+        self._name(node, node.name)
+        for statement in node.body:
+            constant_attribute = (isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
+                                  and _literal(statement.value))
+            docstring = isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            if not (isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass)) or constant_attribute
+                    or docstring):
+                raise Rejected(statement, _text(statement))
+            if isinstance(statement, ast.AnnAssign) and not _plain(statement.annotation):
+                raise Rejected(statement.annotation, _text(statement.annotation))
+        for base in node.bases:
+            self.visit(base)
+        for statement in node.body:
+            self.visit(statement)
+
+    def visit_AnnAssign(self, node):
+        if not _plain(node.annotation):
+            raise Rejected(node.annotation, _text(node.annotation))
+        self.generic_visit(node)
+
+
+def _literal(node):
+    try:
+        ast.literal_eval(node)
+        return True
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+
+
+def definitions(source):
+    """The definitions of a learner's cell (imports, functions, classes, constants): what grading runs
+    of it, once ``violation`` found nothing wrong. Other statements at the top level (experiments,
+    patches) are not graded."""
+    tree = ast.parse(source)
+
+    def keep(node):
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            return all(isinstance(t, ast.Name) for t in targets) and node.value is not None and _literal(node.value)
+        return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+    tree.body = [node for node in tree.body if keep(node)]
+    return tree

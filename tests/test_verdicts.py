@@ -1,0 +1,114 @@
+"""The grading process and what the grader trusts of it (grader/verdicts.py, grader/harness.py), and
+the static check of graded code (minigrad/graded_code.py).
+
+The runs here use cells the course writes (locked and test cells are never checked), so they can do
+what learner code cannot: die, sleep, write to the results pipe. That is how each way a run can
+end is shown to end with its reason, whatever the grading process sends."""
+import pytest
+
+from grader import verdicts
+from grader.build import ROOT
+from minigrad.graded_code import definitions, violation
+
+FOLDER = ROOT / "solutions" / "ex3_freeing"  # its staged minigrad is what the runs import
+
+
+def cells(*sources):
+    """A plan: locked cells, then a test cell "t" that checks one scenario."""
+    plan = [{"kind": "locked", "id": f"locked-{i}", "source": source} for i, source in enumerate(sources)]
+    return plan + [{"kind": "test", "id": "t", "source": "check('one', lambda lib: lib.ones(2).tolist())"}]
+
+
+def stopped(plan, **limits):
+    with pytest.raises(verdicts.Stopped) as stop:
+        verdicts.run(FOLDER, plan, "minigrad", **limits)
+    return stop.value.how, stop.value.cell
+
+
+def test_a_run_reports_each_check_of_each_test_cell():
+    assert verdicts.run(FOLDER, cells("x = 1"), "minigrad") == {"t": {"checks": [["one", [1.0, 1.0], False]], "error": None}}
+
+
+def test_a_process_that_dies_is_reported_in_its_cell():
+    assert stopped(cells("x = 1", "import os\nos._exit(3)")) == ("died", "locked-1")
+
+
+def test_a_cell_that_runs_too_long_is_stopped():
+    assert stopped(cells("import time\ntime.sleep(60)"), cell_timeout=2) == ("timeout", "locked-0")
+
+
+def test_the_whole_run_has_a_budget_that_new_cells_do_not_extend():
+    """Each cell stays within its own timeout; together they pass the budget."""
+    plan = cells(*["import time\ntime.sleep(1.5)"] * 6)
+    how, cell = stopped(plan, cell_timeout=3, budget=6)
+    assert how == "budget" and cell.startswith("locked-")
+
+
+def test_more_results_than_the_budget_stop_the_run(monkeypatch):
+    monkeypatch.setattr(verdicts, "RESULTS_BUDGET", 1 << 16)
+    plan = cells() + [{"kind": "test", "id": "u", "source": "for i in range(100):\n    check('big', lambda lib: 'x' * 4096)"}]
+    assert stopped(plan) == ("results", "u")
+
+
+@pytest.mark.parametrize("message", [
+    b'["cell", 5]\n',  # a cell out of order: the watchdog would time the wrong cell
+    b'["check", "forged", true]\n',  # a check outside a test cell
+    b'["done"]\n',  # done before the last cell ran
+    b'{"t": {"checks": [], "error": null}}\n',  # not a message at all
+    b'not json\n',
+    b'[["cell"], 1]\n',
+], ids=["cell-out-of-order", "check-outside-a-test", "early-done", "not-a-message", "not-json", "odd-kind"])
+def test_what_the_grading_process_sends_is_checked_before_it_counts(message):
+    """A cell that writes to the results pipe (what learner code would need an escape to do)."""
+    plan = cells("x = 1", f"import os, sys\nos.write(int(sys.argv[-1]), {message!r})")
+    assert stopped(plan) == ("garbled", "locked-1")
+
+
+def test_nothing_the_learner_process_can_reach_holds_the_plan():
+    """The plan reaches the grading process as compiled code: no cell's text is in what it reads."""
+    plan = cells("x = 'a line of the course: hidden'")
+    payload = verdicts.compiled(plan)
+    assert b"check('one'" not in payload and b"x = " not in payload
+
+
+@pytest.mark.parametrize("code, construct", [
+    ("import os", "import os"),
+    ("from os import path", "from os import path"),
+    ("from . import ops", "from . import ops"),
+    ("from minigrad.function import sys", "from minigrad.function import sys"),
+    ("import minigrad.function as f\ndef g():\n    return f.sys", "f.sys"),
+    ("def f(x=print('now')):\n    pass", "print('now')"),
+    ("def f() -> print('now'):\n    pass", "print('now')"),
+    ("@print\ndef f():\n    pass", "@print"),
+    ("class A(metaclass=type):\n    pass", "class A(metaclass=type):"),
+    ("class A:\n    print('now')", "print('now')"),
+    ("class A:\n    def __init_subclass__(cls):\n        pass", "def __init_subclass__"),
+    ("def f(x):\n    return x.__class__", "x.__class__"),
+    ("def f(x):\n    return getattr(x, '__class__')", "getattr(x, '__class__')"),
+    ("def f(x, name):\n    return getattr(x, name)", "getattr(x, name)"),
+    ("def f():\n    g = getattr", "getattr"),
+    ("def f():\n    return eval('1')", "eval"),
+    ("def f():\n    return open('x')", "open"),
+    ("def f():\n    torch.set_grad_enabled(True)", "torch.set_grad_enabled"),
+    ("def f():\n    return torch.func", "torch.func"),
+    ("def f():\n    return torch.load('x')", "torch.load"),
+    ("from torch import autograd", "from torch import autograd"),
+    ("def f():\n    torch.equal = None", "torch.equal"),
+    ("def f():\n    global check", "global check"),
+    ("def f():\n    return (i for i in ()).gi_frame", "(i for i in ()).gi_frame"),
+    ("def f(x):\n    return '{0.__class__}'.format(x)", "'{0.__class__}'"),
+])
+def test_graded_code_rejects_each_construct_naming_it(code, construct):
+    line = next(i for i, text in enumerate(code.splitlines(), start=1) if construct.lstrip("@") in text)
+    assert violation(definitions(code), "cell 4") == f"`{construct}` at cell 4 line {line} is not allowed in graded code"
+
+
+@pytest.mark.parametrize("code", [
+    "import heapq\nfrom minigrad.function import _FREED, Function",
+    "class Mul(Function):\n    node_name = 'MulBackward0'\n    @staticmethod\n    def forward(ctx, a, b=None):\n"
+    "        ctx.shape = a.shape\n        return getattr(a, '_data') * b._data",
+    "def f(node):\n    heap = []\n    heapq.heappush(heap, node)\n    return heap",
+    "x = 3\nos.system('top-level statements are dropped, not run')",
+])
+def test_graded_code_keeps_what_minigrad_code_needs(code):
+    assert violation(definitions(code), "cell 4") is None
