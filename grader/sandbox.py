@@ -99,21 +99,20 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
     workdir = os.path.realpath(workdir)
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
-    python = _python_paths()
-    for path in [*SYSTEM, *python]:
+    for path in SYSTEM:
         if os.path.islink(path):
             command += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
-            command += [*_parents(path), "--ro-bind", path, path]
+            command += ["--ro-bind", path, path]
     command += ["--dev", "/dev", *_gpu_devices(),
                 "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
                 "--proc", "/proc", "--remount-ro", "/proc",
                 "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
-    for path in python:  # a virtual environment in /tmp stays visible over the private /tmp
-        if path == "/tmp" or path.startswith("/tmp/"):
-            command += [*_parents(path), "--ro-bind", path, path]
-    for path in map(os.path.realpath, readonly):
+    folders, links = _python_paths()
+    for path in [*folders, *map(os.path.realpath, readonly)]:  # after /tmp: a virtual environment may lie there
         command += [*_parents(path), "--ro-bind", path, path]
+    for path, target in links.items():
+        command += [*_parents(path), "--symlink", target, path]
     command += [*_parents(workdir), "--bind", workdir, workdir]
     variables = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                  "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
@@ -125,8 +124,10 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
         uid = _unused_uid()
         os.chown(workdir, uid, uid)
         os.chmod(workdir, 0o711)  # bwrap, root without capabilities by then, must still enter it
-        command += ["--cap-drop", "ALL", *(arg for cap in ("SETUID", "SETGID", "SETPCAP")  # setpriv's, then dropped
-                                           for arg in ("--cap-add", f"CAP_{cap}")), "--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
+        command += ["--cap-drop", "ALL"]
+        for cap in ("SETUID", "SETGID", "SETPCAP"):  # for setpriv, which then drops every capability
+            command += ["--cap-add", f"CAP_{cap}"]
+        command += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                     "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
     else:
         command += ["--unshare-user", "--disable-userns", "--"]
@@ -146,20 +147,25 @@ def _parents(path):
 
 
 def _gpu_devices():
-    """NVIDIA's device nodes, when the machine has them: tests marked for the GPU run on it."""
-    return [arg for path in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", path, path)]
+    """NVIDIA's device nodes, when the machine has them: tests marked for the GPU run on it. CUDA's
+    driver also reads the devices' description in /sys (read-only), which only then is bound."""
+    nodes = sorted(glob.glob("/dev/nvidia*"))
+    return [arg for path in nodes for arg in ("--dev-bind", path, path)] + (["--ro-bind", "/sys", "/sys"] if nodes else [])
 
 
 def _python_paths():
-    """This Python: its virtual environment, its installation, and each link on the way from
-    ``sys.executable`` to the interpreter (a link's folder is bound, so the link resolves inside)."""
-    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}
-    path = sys.executable
+    """This Python: the folders to bind (its virtual environment, its installation) and, as {link:
+    target}, the links on the way from ``sys.executable`` to the interpreter that lie outside them
+    (made anew: their own folder may be one the sandbox's uid could not enter)."""
+    folders = sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
+                      os.path.dirname(os.path.realpath(sys.executable))})
+    links, path = {}, os.path.abspath(sys.executable)
     while os.path.islink(path):
-        paths.add(os.path.dirname(os.path.abspath(path)))
-        path = os.path.join(os.path.dirname(path), os.readlink(path))
-    paths.add(os.path.dirname(os.path.realpath(path)))
-    return sorted(paths)
+        target = os.readlink(path)
+        if not any(path.startswith(folder + os.sep) for folder in folders):
+            links[path] = target
+        path = os.path.join(os.path.dirname(path), target)
+    return folders, links
 
 
 _serial = itertools.count()
