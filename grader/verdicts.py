@@ -11,7 +11,7 @@ pipe read while it runs, within a time and size budget the grader enforces. A te
 both runs saw the same results for every check and neither raised; the cell gets "passed" or an
 error saying which scenario differs and how, and nbgrader's own SaveAutoGrades turns that into points.
 
-Each submission's outcome is one record (``record_path``): the device, each test's verdict, or why
+Each submission's outcome is one record (``records.py``): the device, each test's verdict, or why
 it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
 import json
@@ -35,6 +35,7 @@ from traitlets import Bool, Integer, Unicode
 from minigrad.graded_code import definitions, violation
 from minigrad.testing import nearly_equal, without_messages
 
+from .records import record_path
 
 HARNESS = Path(__file__).with_name("harness.py")
 REFERENCE = Path(__file__).with_name("reference.py")
@@ -238,11 +239,6 @@ def expected_results(source_folder, notebook_name, cache):
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"stamp": stamp, "results": results}))
     return results
-
-
-def record_path(root, exercise, student):
-    """Where a submission's record lies: {"device", "not_graded": reason or None, "tests": {id: [passed, why]}}."""
-    return Path(root) / ".course" / "records" / exercise / f"{student}.json"
 
 
 def device_description():

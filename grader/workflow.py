@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import sqlalchemy as sa
 
-from . import build, verdicts
+from . import build, records
 from .build import ROOT
 
 # nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
@@ -121,7 +121,7 @@ def _autograde_one(root, exercise, student, sandbox):
     """Worker: nbgrader's autograde of one submission (its verdicts decided by grader.verdicts);
     returns the reason it was not graded, or None."""
     api = course_api(root, sandbox)
-    record = verdicts.record_path(api.coursedir.root, exercise, student)
+    record = records.record_path(api.coursedir.root, exercise, student)
     record.unlink(missing_ok=True)
     result = api.autograde(exercise, student, force=True, create=True)
     reason = json.loads(record.read_text())["not_graded"] if record.exists() else None
@@ -182,6 +182,10 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
             _record(api, exercise, student, reason)
         else:
             pending[student] = None
+    if not pending:
+        return outcomes(exercise, root)
+    from . import verdicts  # imports torch (2.4 s here): only when there is something to grade
+
     start, done = time.monotonic(), len(students) - len(pending)
     source = Path(api.coursedir.root) / api.coursedir.source_directory / exercise
     for name in notebooks:  # torch's side, once, before the workers need it
