@@ -65,10 +65,11 @@ def violation(tree, where):
 
 
 def _module_names(tree):
-    """Names bound to modules: the notebook's own (its setup cell imports these) and this code's imports."""
+    """Names bound to what is imported (modules and what they hold), whose attributes graded code may
+    not assign: the notebook's own (its setup cell imports these) and this code's imports."""
     names = set(ALLOWED_MODULES)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
     return names
 

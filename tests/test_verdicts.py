@@ -94,6 +94,7 @@ def test_nothing_the_learner_process_can_reach_holds_the_plan():
     ("def f():\n    return torch.load('x')", "torch.load"),
     ("from torch import autograd", "from torch import autograd"),
     ("def f():\n    torch.equal = None", "torch.equal"),
+    ("def f():\n    from minigrad import engine\n    engine.backprop = None", "engine.backprop"),
     ("def f():\n    global check", "global check"),
     ("def f():\n    return (i for i in ()).gi_frame", "(i for i in ()).gi_frame"),
     ("def f(x):\n    return '{0.__class__}'.format(x)", "'{0.__class__}'"),
