@@ -14,7 +14,7 @@ code needs, and keeps definitions from running code while they are made:
   ``getattr`` only with a constant name, no ``setattr``, no ``global``;
 - nothing of torch's own autograd (``torch.autograd``, ``torch.func``, grad-mode switches) nor of
   its doors to other code (``torch.load``, ``torch.utils``, ``torch.ops.load_library``, ...);
-- no assigning to a module's attributes (``torch.equal = ...``).
+- no assigning to attributes of anything imported (``torch.equal = ...``, ``engine.backprop = ...``).
 
 ``definitions(source)`` is what grading runs of a learner's cell; ``violation(tree, where)`` gives its
 first construct that breaks a rule, as the learner reads it: "`import os` at cell 5 line 2 is not

@@ -64,11 +64,13 @@ def test_what_the_grading_process_sends_is_checked_before_it_counts(message):
     assert stopped(plan) == ("garbled", "locked-1")
 
 
-def test_nothing_the_learner_process_can_reach_holds_the_plan():
-    """The plan reaches the grading process as compiled code: no cell's text is in what it reads."""
-    plan = cells("x = 'a line of the course: hidden'")
+def test_the_grading_process_gets_code_not_the_text_of_the_tests():
+    """The plan reaches the grading process as compiled code: the cells' source lines (a hidden
+    test's text) are not in what it reads, only the names and constants the code itself needs."""
+    plan = cells("def helper(lib):\n    return lib.ones(3)")
     payload = verdicts.compiled(plan)
-    assert b"check('one'" not in payload and b"x = " not in payload
+    assert b"check('one'" not in payload and b"return lib.ones" not in payload
+    assert b"helper" in payload  # the code is there, as code
 
 
 @pytest.mark.parametrize("code, construct", [
