@@ -19,7 +19,7 @@ EXERCISE_COMMANDS = ("release", "collect", "autograde", "status", "export", "fee
 
 
 def main(argv=None):
-    os.environ["JUPYTER_CONFIG_PATH"] = build.nbgrader_env(build.ROOT)["JUPYTER_CONFIG_PATH"]
+    os.environ.update(build.nbgrader_env(build.ROOT))
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)

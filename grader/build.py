@@ -29,9 +29,12 @@ DERIVED = ("solutions", "exercises")
 
 
 def nbgrader_env(root):
-    """nbgrader finds grader/nbgrader_config.py through the Jupyter config path."""
+    """The environment nbgrader needs: grader/nbgrader_config.py on the Jupyter config path, and this
+    Python's scripts folder first on PATH, since nbgrader starts console scripts (alembic) by name
+    (so ``.venv/bin/python -m grader ...`` works without activating the venv)."""
     env = dict(os.environ)
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(root / "grader"), env.get("JUPYTER_CONFIG_PATH")]))
+    env["PATH"] = os.pathsep.join(filter(None, [os.path.dirname(sys.executable), env.get("PATH")]))
     return env
 
 

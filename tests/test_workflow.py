@@ -141,3 +141,13 @@ def test_a_failing_visible_check_reaches_the_learner_in_full(course):
     assert "torch did:" in html and "minigrad did:" in html
     assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html
+
+
+def test_the_grader_works_without_an_activated_venv(tmp_path, monkeypatch):
+    """``.venv/bin/python -m grader ...`` with nothing activated: a new gradebook needs nbgrader's
+    ``alembic`` console script, which it starts by name from PATH."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    database = tmp_path / "gradebook.db"
+    done = subprocess.run([sys.executable, "-c", f"from nbgrader.api import Gradebook; Gradebook('sqlite:///{database}')"],
+                          env=nbgrader_env(ROOT), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,44 @@
+"""The benchmarks still run (a bench that rots is found when someone needs its figures): each one
+in a small setting, with nothing activated, and its own verdicts read back."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from grader.build import ROOT
+from grader.sandbox import check_available
+
+
+@pytest.fixture
+def bench(tmp_path):
+    """Run a bench script with nothing activated and Jupyter's state in ``tmp_path``."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for variable in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
+        env[variable] = str(tmp_path / variable.lower())
+
+    def run(*args):
+        done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+    return run
+
+
+def test_engine_bench_prints_every_ratio(bench):
+    out = bench("bench/engine.py", "--quick", "--seconds", "0.2")
+    assert [line[:3] for line in out.splitlines() if re.search(r"ratio [\d.]+", line)] == \
+        ["(a)", "(b)", "(d)", "(e)", "(c)", "(c)"]
+
+
+def test_validate_bench_validates_every_solved_exercise(bench):
+    out = bench("bench/validate.py", "--runs", "1")
+    lines = [line for line in out.splitlines() if line.startswith("ex")]
+    assert len(lines) == 6 and all(line.endswith(", passes") for line in lines), out
+
+
+@pytest.mark.skipif(check_available() is not None and not os.environ.get("CI"),
+                    reason=f"the course's autograde sandboxes learner code: {check_available()}")
+def test_autograde_bench_gives_plain_nbgrader_s_grades(bench):
+    out = bench("bench/autograde.py", "--submissions", "3")
+    assert "identical grades: True" in out, out
