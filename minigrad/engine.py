@@ -11,6 +11,9 @@ means: hooks, autograd.grad's captures, then ``run_node``: ``node.apply`` and fr
 node saved.
 """
 import heapq
+import warnings
+
+import torch
 
 from . import broadcast, grad_mode
 
@@ -97,7 +100,8 @@ def nodes_leading_to(root_nodes, targets):
 
 
 def _call_pre_hooks(node, grads):
-    """Tensor hooks first (a hook may replace the gradient), then retain_grad's, as torch orders them."""
+    """Tensor hooks first (a hook may replace the gradient), then retain_grad's, then the node's own
+    pre-hooks (``register_prehook``), as torch orders them."""
     hooks, retains = node._tensor_pre_hooks, node._retains_grad_hooks
     grads = list(grads)
     for output_nr, grad in enumerate(grads):
@@ -109,7 +113,42 @@ def _call_pre_hooks(node, grads):
                 grads[output_nr] = grad = result
         if retains and output_nr in retains:
             retains[output_nr](grad)
+    for hook in node._pre_hooks or ():
+        result = hook(tuple(grads))
+        if result is not None:
+            grads = list(_checked_hook_result(hook, result, len(grads)))
     return grads
+
+
+def _call_post_hooks(node, grad_inputs, grad_outputs):
+    """The node's ``register_hook`` hooks: ``hook(grad_inputs, grad_outputs)`` may replace grad_inputs."""
+    grad_inputs = tuple(grad_inputs)
+    for hook in node._post_hooks:
+        result = hook(grad_inputs, grad_outputs)
+        if result is not None:
+            grad_inputs = _checked_hook_result(hook, result, len(grad_inputs))
+    return grad_inputs
+
+
+def _checked_hook_result(hook, result, expected):
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != expected:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {expected})")
+    return result
+
+
+def _anomaly_report(node):
+    """What torch's anomaly mode adds to an error in backward: where the failing node was made."""
+    trace = "".join(node.metadata.get("traceback_", ["(no forward trace: the node was made before anomaly mode)\n"]))
+    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
+                  stacklevel=4)
+
+
+def _check_nan(node, grads):
+    for index, grad in enumerate(grads):
+        if grad is not None and torch.isnan(grad._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {index}th output.")
 
 
 def _all_none(grads):
@@ -152,6 +191,21 @@ def run_node(node, grads, retain_graph):
 # END EXERCISE 3
 
 
+def run_node_observed(node, grads, retain_graph):
+    """``run_node`` for a node with post hooks, or under anomaly mode (which reports where a failing
+    node was made, and with ``check_nan`` fails at the first NaN gradient)."""
+    grad_outputs = tuple(grads)
+    try:
+        outputs = run_node(node, grads, retain_graph)
+        if grad_mode.anomaly.enabled and grad_mode.anomaly.check_nan:
+            _check_nan(node, outputs)
+    except Exception:
+        if grad_mode.anomaly.enabled:
+            _anomaly_report(node)
+        raise
+    return _call_post_hooks(node, outputs, grad_outputs) if node._post_hooks else outputs
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
@@ -161,7 +215,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
     needed = None if captures is None else nodes_leading_to([n for n, _ in roots], {n for n, _ in captures})
 
     def call(node, grads):
-        if node._tensor_pre_hooks or node._retains_grad_hooks:
+        if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
             grads = _call_pre_hooks(node, grads)
         if captures is not None:
             for input_nr, grad in enumerate(grads):
@@ -172,6 +226,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
                 return (None,) * len(node.next_functions)
         if _all_none(grads):
             return (None,) * len(node.next_functions)
+        if node._post_hooks or grad_mode.anomaly.enabled:
+            return run_node_observed(node, grads, retain_graph)
         return run_node(node, grads, retain_graph)
 
     state = grad_mode._state

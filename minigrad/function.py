@@ -3,12 +3,16 @@
 Mirrors torch/autograd/function.py: an op is a Function with ``forward(ctx, ...)`` and
 ``backward(ctx, *grads)``; the ``ctx`` is the backward node itself (``y.grad_fn``).
 """
+import functools
+import inspect
 import itertools
 import sys
+import traceback
 
 import torch
 
 from . import grad_mode
+from .utils.hooks import RemovableHandle
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -39,12 +43,39 @@ class Node:
     """Hooks registered on the tensors this node made: ``{output_nr: [hook, ...]}``."""
     _retains_grad_hooks = None
     """``{output_nr: hook}`` for the outputs that ``retain_grad()``."""
+    _pre_hooks = _post_hooks = None
+    """``register_prehook``'s and ``register_hook``'s hooks, in order."""
+    _metadata = None
 
     def __init__(self):
         self._sequence_nr = next(_sequence_nr)
+        if grad_mode.anomaly.enabled:
+            self.metadata["traceback_"] = traceback.format_stack()[:-2]
 
     def name(self):
         return type(self).__name__
+
+    @property
+    def metadata(self):
+        """A dict for anything a user wants to keep on the node (torch's ``Node.metadata``); anomaly
+        detection keeps the forward's stack there, under ``traceback_``."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs)`` runs before the node, and may return new ``grad_outputs``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        return RemovableHandle(self._pre_hooks, hook)
+
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` runs after the node, and may return new ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return RemovableHandle(self._post_hooks, hook)
 
     def __lt__(self, other):
         """Order in the engine's ready queue (a heap, smallest first): the newer node first. Two
@@ -142,7 +173,7 @@ class SavedTensor:
     output -> node; ``unpack`` rebuilds it with ``grad_fn`` pointing back at the node.
     """
 
-    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr")
+    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr", "__weakref__")
 
     def __init__(self, tensor, is_output):
         if tensor._is_inference:
@@ -166,6 +197,10 @@ class SavedTensor:
         out._version_counter = self.version_counter
         return out
 
+    def storages(self):
+        """The memory this entry keeps alive (for ``minigrad.memory``)."""
+        return (self.data if self.tensor is None else self.tensor._data,)
+
     def _raise_modified(self, node):
         """torch's message names the node that produced the tensor, as it is now (after any rebase)."""
         if self.tensor is None:
@@ -177,15 +212,52 @@ class SavedTensor:
         if producer is not None:
             name = producer.name().replace("Backward0", "").replace("Backward", "")
             described += f", which is output {output_nr} of {name},"
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!"
+                if grad_mode.anomaly.enabled else
+                "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: {described} is at version {self.version_counter.version}; expected version "
-            f"{self.saved_version} instead. Hint: enable anomaly detection to find the operation that "
-            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            f"{self.saved_version} instead. {hint}"
         )
 
 
+class PackedTensor:
+    """A tensor saved while ``autograd.graph.saved_tensors_hooks`` were in force: the graph keeps
+    only what ``pack(tensor)`` returned, and backward asks ``unpack`` for a tensor again. There is no
+    version check (as in torch): what pack kept is the hooks' business, a copy or a file on disk."""
+
+    __slots__ = ("packed", "unpack_hook", "is_output", "requires_grad", "output_nr", "__weakref__")
+
+    def __init__(self, tensor, is_output, hooks):
+        if tensor._is_inference:
+            raise RuntimeError(ERR_INFERENCE_SAVED)
+        pack, self.unpack_hook = hooks
+        self.is_output, self.requires_grad, self.output_nr = is_output, tensor._requires_grad, tensor._output_nr
+        self.packed = pack(tensor)
+
+    def unpack(self, node):
+        tensor = self.unpack_hook(self.packed)
+        if not isinstance(tensor, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(tensor).__name__}")
+        if not self.is_output:
+            return tensor
+        out = Tensor(tensor._data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
+        out._version_counter = tensor._version_counter
+        return out
+
+    def storages(self):
+        """The tensors among what pack kept (a tensor, or a tuple holding some, as ``save_on_cpu``'s)."""
+        packed = self.packed if isinstance(self.packed, (tuple, list)) else (self.packed,)
+        return tuple(p._data if isinstance(p, Tensor) else p for p in packed if isinstance(p, (Tensor, torch.Tensor)))
+
+
 _FREED = object()
+_ledger = None
+"""``minigrad.memory``'s record of saved storages; None until someone asks (then it costs a call per save)."""
 
 
 _TYPE_NAMES = {
@@ -200,29 +272,60 @@ class BackwardFunction(Node):
 
     _to_save = _saved = ()
     _input_positions = None
+    _outputs = None
+    """For a Function whose forward returned a tuple: what each output is (``_OutputInfo``), by position."""
+    materialize_grads = True
+    _dirty = _non_differentiable = ()
 
-    def __init__(self, args):
+    def __init__(self, args, needs):
         """The node of a Function applied to ``args``: one edge and one input shape per tensor among
         them, collected before forward runs, as torch does."""
         Node.__init__(self)
+        self.needs_input_grad = needs
         edges, shapes = [], []
         for arg in args:
             if isinstance(arg, Tensor):
                 edges.append(arg._gradient_edge())
                 shapes.append(arg._data.shape)
         self.next_functions, self._input_shapes = tuple(edges), tuple(shapes)
-        self._input_positions = None if len(edges) == len(args) else [
-            i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+        if len(edges) != len(args):
+            self._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
 
-    def _save(self, output, result):
-        """Wrap what forward passed to save_for_backward; its output is saved as ``result``, the
-        tensor apply returns (see SavedTensor)."""
-        self._saved = tuple([None if t is None else SavedTensor(result, True) if t is output or t is result
-                             else SavedTensor(t, False) for t in self._to_save])
-        self._to_save = None
+    def mark_dirty(self, *tensors):
+        """Inputs that forward changed in place: they become outputs of this node, as in torch."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs with no gradient (indices, masks): they don't require grad, and backward receives
+        zeros for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """Whether backward receives zeros (True, the default) or None for outputs that got no gradient."""
+        self.materialize_grads = value
+
+    def _save(self, outputs, results):
+        """Wrap what forward passed to save_for_backward: each of its ``outputs`` (as forward returned
+        it) is saved as the tensor apply returns for it in ``results`` (see SavedTensor)."""
+        hooks = grad_mode._state.saved_tensors_hooks
+        saved = []
+        for t in self._to_save:
+            if t is None:
+                saved.append(None)
+                continue
+            for output, result in zip(outputs, results):
+                if t is output or t is result:
+                    t, is_output = result, True
+                    break
+            else:
+                is_output = False
+            saved.append(PackedTensor(t, is_output, hooks[-1]) if hooks else SavedTensor(t, is_output))
+        self._saved, self._to_save = tuple(saved), None
+        if _ledger is not None:
+            _ledger.add(self._saved)
 
     @property
     def saved_tensors(self):
@@ -251,12 +354,39 @@ class BackwardFunction(Node):
 
     def apply(self, grads):
         """One gradient per edge: backward returns one per forward argument; keep the tensors' ones."""
+        if self._outputs is not None:
+            grads = self._output_grads(grads)
         result = self._forward_cls.backward(self, *grads)
         if type(result) is not tuple:
             result = (result,)
+        if len(result) != len(self.needs_input_grad):
+            result = self._trim(result)
         if self._input_positions is not None:
-            result = tuple(result[i] for i in self._input_positions)
+            positions = self._input_positions
+            for i, grad in enumerate(result):
+                if grad is not None and i not in positions:
+                    raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                       f"{i + 1}, but the corresponding forward input was not a Variable")
+            result = tuple(result[i] for i in positions)
         return result
+
+    def _output_grads(self, grads):
+        """One gradient per output of forward, as backward takes them: None for the outputs that got
+        none (and for non-tensors), or zeros of the output's shape when grads are materialized."""
+        grads = list(grads) + [None] * (len(self._outputs) - len(grads))
+        if self.materialize_grads:
+            for i, (grad, info) in enumerate(zip(grads, self._outputs)):
+                if grad is None and info is not None:
+                    grads[i] = Tensor(torch.zeros(info.shape, dtype=info.dtype, device=info.device))
+        return grads
+
+    def _trim(self, result):
+        """torch accepts more gradients than forward had inputs if the extra ones are all None."""
+        expected = len(self.needs_input_grad)
+        if len(result) > expected and all(g is None for g in result[expected:]):
+            return result[:expected]
+        raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                           f"(expected {expected}, got {len(result)})")
 
     def __getattr__(self, name):
         """``grad_fn._saved_self`` and friends, named as torch names them."""
@@ -266,11 +396,22 @@ class BackwardFunction(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
+class _OutputInfo:
+    """What backward needs to know of one tensor output: zeros of its shape replace a missing gradient."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, data):
+        self.shape, self.dtype, self.device = data.shape, data.dtype, data.device
+
+
 class Function:
     """Base of every op and of user-defined functions, as ``torch.autograd.Function``.
 
-    Subclasses define ``forward(ctx, *args)`` returning a torch.Tensor (storage) or a minigrad
-    Tensor, and ``backward(ctx, *grads)`` returning one gradient (or None) per argument of forward.
+    Subclasses define ``forward(ctx, *args)`` — or ``forward(*args)`` and ``setup_context(ctx,
+    inputs, output)``, torch's newer form — returning a tensor (storage, for minigrad's own ops), a
+    minigrad Tensor, or a tuple of outputs; and ``backward(ctx, *grads)``, one gradient per output
+    in, one gradient (or None) per argument of forward out.
     """
 
     node_name = None
@@ -287,45 +428,158 @@ class Function:
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         cls._backward_cls = type(name, (BackwardFunction,), {"_forward_cls": cls})
+        cls._separate_setup = cls.setup_context is not Function.setup_context
 
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grads):
         raise NotImplementedError
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
+        """Run forward with grad mode off, as torch does. When grad mode is on and an input requires
+        grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input."""
+        if cls._separate_setup:
+            args, kwargs = _with_defaults(cls.forward, args, kwargs), {}
+        inputs = args + tuple(kwargs.values()) if kwargs else args
         state = grad_mode._state
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in inputs])
         enabled = state.grad_enabled
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
         record = enabled and True in needs
-        ctx = cls._backward_cls(args) if record else _ForwardContext()
-        ctx.needs_input_grad = needs
+        ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(needs)
         state.grad_enabled = False
         try:
-            out = cls.forward(ctx, *args)
+            if cls._separate_setup:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
         finally:
             state.grad_enabled = enabled
-        if isinstance(out, Tensor):
-            out = out._data
+        if type(out) is not torch.Tensor:
+            return _wrap_outputs(cls, ctx, record, inputs, out)
         result = Tensor(out, grad_fn=ctx if record else None)
         if cls.is_view:
             result._become_view_of(args[0])
         elif state.inference:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
-            ctx._save(out, result)
+            ctx._save((out,), (result,))
         return result
+
+
+def _with_defaults(forward, args, kwargs):
+    """The arguments as forward would see them, defaults included (torch binds them for the
+    setup_context form, so that ``inputs`` and ``needs_input_grad`` cover every parameter)."""
+    bound = inspect.signature(forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+def _wrap_outputs(cls, ctx, record, inputs, out):
+    """The outputs of a Function whose forward returned minigrad tensors or a tuple: each tensor
+    output gets the node as grad_fn (``output_nr``: its position), unless marked non-differentiable;
+    an input marked dirty is itself the output (moved onto the node, as an in-place op moves it); an
+    input returned as it is comes back as a view of it; other values pass through."""
+    outputs = out if isinstance(out, tuple) else (out,)
+    results, infos = [], []
+    for output_nr, value in enumerate(outputs):
+        if isinstance(value, torch.Tensor):
+            value = Tensor(value)
+        if not isinstance(value, Tensor):
+            results.append(value)
+            infos.append(None)
+            continue
+        if any(value is d for d in ctx._dirty):
+            _check_dirty(value, record)
+            value._version_counter.version += 1
+            result = value
+        elif any(value is i for i in inputs) or value._view is not None or value._grad_fn is not None:
+            source = value
+            result = Tensor(source._data)
+            if any(source is i for i in inputs):
+                result._become_view_of(source)
+            else:
+                result._version_counter = source._version_counter
+        else:
+            result = value
+        differentiable = not any(value is n for n in ctx._non_differentiable)
+        if record and differentiable:
+            result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
+        elif not differentiable:
+            result._requires_grad = False
+        if grad_mode._state.inference and result._view is None:
+            result._is_inference, result._version_counter = True, None
+        results.append(result)
+        infos.append(_OutputInfo(result._data))
+    if record:
+        if len(outputs) > 1 or ctx._non_differentiable:
+            ctx._outputs = infos
+        if ctx._to_save:
+            ctx._save(outputs, results)
+    return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+def _check_dirty(tensor, record):
+    """An input a Function changed in place: when recorded, not a leaf that requires grad (as in
+    torch), nor a view (which minigrad does not rebase through a custom Function)."""
+    if record and tensor._requires_grad and tensor.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+    if record and tensor._view is not None:
+        raise NotImplementedError("minigrad's mark_dirty takes tensors that are not views")
 
 
 class _ForwardContext:
     """The ``ctx`` of a forward that records nothing (grad mode off, or no input requires grad)."""
 
+    _dirty = _non_differentiable = ()
+    _to_save = None
+
+    def __init__(self, needs):
+        self.needs_input_grad = needs
+
     def save_for_backward(self, *tensors):
         pass
+
+    mark_dirty = BackwardFunction.mark_dirty
+    mark_non_differentiable = BackwardFunction.mark_non_differentiable
+    set_materialize_grads = BackwardFunction.set_materialize_grads
+
+
+class DelayedError(Node):
+    """A node that fails when backward reaches it (torch's DelayedError): what ``once_differentiable``
+    puts behind the gradients it returns when someone could differentiate them again."""
+
+    def __init__(self, message, count):
+        Node.__init__(self)
+        self.message = message
+        self.next_functions = ((None, 0),) * count
+
+    def apply(self, grads):
+        raise RuntimeError(self.message)
+
+
+def once_differentiable(backward):
+    """Decorate a Function's backward that can't be differentiated itself: it runs with grad mode
+    off, and its results, when they could require grad, lead to a DelayedError."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with grad_mode.no_grad():
+            outputs = backward(ctx, *grads)
+        if not (grad_mode.is_grad_enabled() and any(isinstance(g, Tensor) and g._requires_grad for g in grads)):
+            return outputs
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        error = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
+                             len(outputs))
+        return tuple(None if o is None else Tensor(o._data, grad_fn=error, output_nr=i) for i, o in enumerate(outputs))
+    return wrapper
 
 
 def constant(data):

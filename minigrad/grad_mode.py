@@ -1,4 +1,5 @@
-"""Grad modes: whether ops record the backward graph. Thread-local, as in torch."""
+"""Autograd's switches: grad modes (whether ops record the backward graph) and the saved-tensor
+hooks in force, thread-local as in torch; anomaly detection, global as in torch."""
 import functools
 import threading
 
@@ -6,9 +7,22 @@ import threading
 class _State(threading.local):
     grad_enabled = True
     inference = False
+    saved_tensors_hooks = ()
+    """The stack of (pack, unpack) pairs of ``autograd.graph.saved_tensors_hooks``; the last applies."""
 
 
 _state = _State()
+
+
+class _Anomaly:
+    """``autograd.detect_anomaly``: nodes remember where the forward made them; ``check_nan`` makes
+    backward fail at the first node that returns NaN."""
+
+    enabled = False
+    check_nan = True
+
+
+anomaly = _Anomaly()
 
 
 def is_grad_enabled():

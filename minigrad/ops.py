@@ -357,7 +357,7 @@ class Clone(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad
+        return grad, None
 
 
 class ToCopy(Function):
@@ -626,7 +626,8 @@ class Reshaping(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.reshape(ctx.shape)
+        """The gradient for ``a``, and None for the shape or dim argument (when there is one)."""
+        return grad.reshape(ctx.shape), None
 
 
 class View(Reshaping):

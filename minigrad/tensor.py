@@ -5,6 +5,7 @@ import weakref
 import torch
 
 from . import autograd, function, grad_mode, ops, views
+from .utils.hooks import RemovableHandle
 
 ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 ERR_VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -34,15 +35,6 @@ class _ViewMeta:
 
     def __init__(self, base, version, creation_mode):
         self.base, self.version, self.creation_mode = base, version, creation_mode
-
-
-class RemovableHandle:
-    def __init__(self, hooks, hook):
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self):
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
 
 
 _WRAPPED_NUMBERS = {}

@@ -1,10 +1,16 @@
-"""``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does."""
+"""``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does, and
+what torch.autograd offers around them: custom Functions, gradcheck, saved-tensor hooks, anomaly mode."""
 import warnings
 
-from . import engine
-from .function import Function  # noqa: F401  (minigrad.autograd.Function, as torch.autograd.Function)
+from .. import engine
+from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from . import graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .function import Function
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-__all__ = ["Function", "backward", "grad"]
+__all__ = ["Function", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
+           "gradgradcheck", "graph", "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled"]
 
 
 def _as_tuple(value):

@@ -1,0 +1,37 @@
+"""``minigrad.autograd.graph``: the graph's nodes as torch names them, and saved-tensor hooks — how a
+user sees (and changes) what a graph keeps for backward."""
+from .. import grad_mode
+from ..function import Node
+
+__all__ = ["Node", "save_on_cpu", "saved_tensors_hooks"]
+
+
+class saved_tensors_hooks:
+    """While in force, every tensor a node saves is handed to ``pack_hook`` and the node keeps what it
+    returns; backward gets the tensor back from ``unpack_hook(packed)``. The innermost hooks apply."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        grad_mode._state.saved_tensors_hooks += ((self.pack_hook, self.unpack_hook),)
+
+    def __exit__(self, *exc):
+        grad_mode._state.saved_tensors_hooks = grad_mode._state.saved_tensors_hooks[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors wait on the CPU and go back to their device in backward: GPU memory for compute."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(tensor):
+            kept = tensor.detach().cpu() if tensor.is_cuda else tensor.detach().clone()
+            if pin_memory and tensor.is_cuda:
+                kept._data = kept._data.pin_memory()
+            return tensor.device, kept
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)

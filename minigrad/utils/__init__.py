@@ -1,0 +1,1 @@
+"""``minigrad.utils``: gradient checkpointing and hook handles, as in ``torch.utils``."""
