@@ -6,8 +6,10 @@ Mirrors torch/autograd/function.py: an op is a Function with ``forward(ctx, ...)
 import functools
 import inspect
 import itertools
+import re
 import sys
 import traceback
+import weakref
 
 import torch
 
@@ -123,13 +125,22 @@ class AccumulateGrad(Node):
             if result is not None:
                 grad = result
         old = variable._grad
-        if old is None:
-            variable._grad = grad if grad_mode.is_grad_enabled() or _owned(grad) else grad.clone()
+        if old is None and grad_mode.is_grad_enabled():
+            variable._grad = _copy_like(variable, grad)
+        elif old is None:
+            variable._grad = grad if _owned(grad) else grad.clone()
         elif grad_mode.is_grad_enabled():
             variable._grad = old + grad
         else:
             old.add_(grad)
         return ()
+
+
+def _copy_like(variable, grad):
+    """The first gradient under create_graph, as torch keeps it: copied into new memory laid out like
+    the variable (torch's "gradient layout contract"), the copy recorded (CopyBackwards)."""
+    data = variable._data
+    return Tensor(torch.empty_strided(data.shape, data.stride(), dtype=grad.dtype, device=grad.device)).copy_(grad)
 
 
 def _owned(grad):
@@ -198,8 +209,10 @@ class SavedTensor:
         return out
 
     def storages(self):
-        """The memory this entry keeps alive (for ``minigrad.memory``)."""
-        return (self.data if self.tensor is None else self.tensor._data,)
+        """The memory this entry keeps alive (for ``minigrad.memory``): none for a wrapped number."""
+        if self.tensor is None:
+            return (self.data,)
+        return () if self.tensor._is_wrapped_number else (self.tensor._data,)
 
     def _raise_modified(self, node):
         """torch's message names the node that produced the tensor, as it is now (after any rebase)."""
@@ -210,7 +223,8 @@ class SavedTensor:
         kind = f"torch.{'cuda.' if data.is_cuda else ''}{_TYPE_NAMES.get(data.dtype, str(data.dtype))}"
         described = f"[{kind} [{', '.join(map(str, data.shape))}]]"
         if producer is not None:
-            name = producer.name().replace("Backward0", "").replace("Backward", "")
+            # torch's forms: "ExpBackward0" -> "Exp", "PowBackward1" -> "Pow1", "...CopyBackwards" whole
+            name = re.sub(r"Backward(\d*)$", lambda m: "" if m[1] in ("", "0") else m[1], producer.name())
             described += f", which is output {output_nr} of {name},"
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
@@ -226,16 +240,18 @@ class SavedTensor:
 
 class PackedTensor:
     """A tensor saved while ``autograd.graph.saved_tensors_hooks`` were in force: the graph keeps
-    only what ``pack(tensor)`` returned, and backward asks ``unpack`` for a tensor again. There is no
-    version check (as in torch): what pack kept is the hooks' business, a copy or a file on disk."""
+    only what ``pack(tensor)`` returned, and backward asks ``unpack`` for a tensor again, which gets
+    the saved tensor's place in the graph back (its grad_fn, or its leaf's AccumulateGrad), as in
+    torch. There is no version check: what pack kept is the hooks' business, a copy or a file."""
 
-    __slots__ = ("packed", "unpack_hook", "is_output", "requires_grad", "output_nr", "__weakref__")
+    __slots__ = ("packed", "unpack_hook", "is_output", "requires_grad", "edge", "__weakref__")
 
     def __init__(self, tensor, is_output, hooks):
         if tensor._is_inference:
             raise RuntimeError(ERR_INFERENCE_SAVED)
         pack, self.unpack_hook = hooks
-        self.is_output, self.requires_grad, self.output_nr = is_output, tensor._requires_grad, tensor._output_nr
+        self.is_output, self.requires_grad = is_output, tensor._requires_grad
+        self.edge = (None, tensor._output_nr) if is_output or not tensor._requires_grad else tensor._gradient_edge()
         self.packed = pack(tensor)
 
     def unpack(self, node):
@@ -243,9 +259,12 @@ class PackedTensor:
         if not isinstance(tensor, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(tensor).__name__}")
-        if not self.is_output:
-            return tensor
-        out = Tensor(tensor._data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
+        grad_fn, output_nr = (node if self.is_output else self.edge[0]), self.edge[1]
+        out = Tensor(tensor._data, requires_grad=self.requires_grad)
+        if isinstance(grad_fn, AccumulateGrad):
+            out._grad_accumulator = weakref.ref(grad_fn)
+        elif grad_fn is not None and self.requires_grad:
+            out._grad_fn, out._output_nr = grad_fn, output_nr
         out._version_counter = tensor._version_counter
         return out
 
@@ -253,6 +272,18 @@ class PackedTensor:
         """The tensors among what pack kept (a tensor, or a tuple holding some, as ``save_on_cpu``'s)."""
         packed = self.packed if isinstance(self.packed, (tuple, list)) else (self.packed,)
         return tuple(p._data if isinstance(p, Tensor) else p for p in packed if isinstance(p, (Tensor, torch.Tensor)))
+
+
+def save(tensor, is_output=False):
+    """``tensor`` saved for backward: with the saved-tensor hooks in force, if any (PackedTensor),
+    except a wrapped Python number, which torch saves as it is."""
+    hooks = grad_mode._state.saved_tensors_hooks
+    if tensor._is_wrapped_number:
+        return SavedTensor(tensor, is_output)
+    saved = PackedTensor(tensor, is_output, hooks[-1]) if hooks else SavedTensor(tensor, is_output)
+    if _ledger is not None:
+        _ledger.add(saved)
+    return saved
 
 
 _FREED = object()
@@ -310,7 +341,6 @@ class BackwardFunction(Node):
     def _save(self, outputs, results):
         """Wrap what forward passed to save_for_backward: each of its ``outputs`` (as forward returned
         it) is saved as the tensor apply returns for it in ``results`` (see SavedTensor)."""
-        hooks = grad_mode._state.saved_tensors_hooks
         saved = []
         for t in self._to_save:
             if t is None:
@@ -322,10 +352,8 @@ class BackwardFunction(Node):
                     break
             else:
                 is_output = False
-            saved.append(PackedTensor(t, is_output, hooks[-1]) if hooks else SavedTensor(t, is_output))
+            saved.append(save(t, is_output))
         self._saved, self._to_save = tuple(saved), None
-        if _ledger is not None:
-            _ledger.add(self._saved)
 
     @property
     def saved_tensors(self):
@@ -561,6 +589,9 @@ class DelayedError(Node):
         Node.__init__(self)
         self.message = message
         self.next_functions = ((None, 0),) * count
+
+    def name(self):
+        return "torch::autograd::Error"
 
     def apply(self, grads):
         raise RuntimeError(self.message)

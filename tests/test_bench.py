@@ -42,3 +42,10 @@ def test_validate_bench_validates_every_solved_exercise(bench):
 def test_autograde_bench_gives_plain_nbgrader_s_grades(bench):
     out = bench("bench/autograde.py", "--submissions", "3")
     assert "identical grades: True" in out, out
+
+
+def test_memory_bench_matches_torch_byte_for_byte(bench):
+    out = bench("bench/memory.py")
+    ratios = re.findall(r"ratio ([\d.]+)", out)
+    assert len(ratios) == 4 and set(ratios) == {"1.00"}, out
+    assert int(re.search(r"\(b\)[^\n]*keeps (\d+)% less", out)[1]) >= 50, out

@@ -466,3 +466,18 @@ def test_owned_gradients_are_kept_without_a_copy():
     finally:
         minigrad.Tensor.clone = original
     assert seen.get("clones", 0) == 0
+
+
+def first_gradient_under_create_graph(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x.exp()).sum().backward(create_graph=True)
+    first = graph_signature(x.grad)
+    (x * x).sum().backward(create_graph=True)
+    return first, graph_signature(x.grad), x.grad
+
+
+def test_the_first_gradient_under_create_graph_is_a_recorded_copy():
+    """torch copies it into memory laid out like the leaf (CopyBackwards), then adds (AddBackward0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same(first_gradient_under_create_graph, close=True)

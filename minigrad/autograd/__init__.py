@@ -1,100 +1,11 @@
 """``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does, and
 what torch.autograd offers around them: custom Functions, gradcheck, saved-tensor hooks, anomaly mode."""
-import warnings
-
-from .. import engine
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from . import graph
+from . import function, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .api import backward, grad, prepare_backward
 from .function import Function
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .gradcheck import gradcheck, gradgradcheck
 
-__all__ = ["Function", "GradcheckError", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
-           "gradgradcheck", "graph", "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled"]
-
-
-def _as_tuple(value):
-    """A tensor or a sequence of them (torch takes both) as a tuple."""
-    if value is None:
-        return ()
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
-
-
-def _make_grads(outputs, grad_outputs):
-    """The gradient each output starts with: ones for a one-element output, else the caller's."""
-    grads = []
-    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
-        if grad is None:
-            if out._requires_grad:
-                if out.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                grad = out.new_ones(out.shape)
-        elif grad.shape != out.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
-                               f"output[{i}] has a shape of {out.shape}.")
-        grads.append(grad)
-    return grads
-
-
-def _roots(outputs):
-    for i, out in enumerate(outputs):
-        if not out._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return [out._gradient_edge() for out in outputs]
-
-
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate into ``.grad`` of the leaves the gradients of ``tensors`` (torch.autograd.backward)."""
-    if inputs is not None:
-        raise NotImplementedError("minigrad's backward() does not take inputs=; use autograd.grad")
-    tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if retain_graph is None:
-        retain_graph = create_graph
-    if create_graph:
-        _warn_create_graph_once()
-    grads = _make_grads(tensors, grad_tensors)
-    engine.run_backward(_roots(tensors), grads, retain_graph, create_graph)
-
-
-_warned_create_graph = []
-
-
-def _warn_create_graph_once():
-    if not _warned_create_graph:
-        _warned_create_graph.append(True)
-        warnings.warn(
-            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
-            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
-            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
-            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
-
-
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is left alone."""
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    for tensor in inputs:
-        if not tensor._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, grad_outputs)
-    captures = {}
-    slots = []
-    for tensor in inputs:
-        slot = captures.setdefault(tensor._gradient_edge(), [])
-        slots.append(slot)
-    engine.run_backward(_roots(outputs), grads, retain_graph, create_graph, captures)
-    results = []
-    for i, slot in enumerate(slots):
-        value = slot[0] if slot else None
-        if value is None and not allow_unused:
-            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
-                               "the graph. Set allow_unused=True if this is the desired behavior.")
-        if value is not None and not create_graph:
-            value = value.detach()
-        results.append(value)
-    return tuple(results)
-
+__all__ = ["Function", "backward", "detect_anomaly", "enable_grad", "function", "grad", "gradcheck", "gradgradcheck",
+           "graph", "inference_mode", "no_grad", "prepare_backward", "set_detect_anomaly", "set_grad_enabled"]

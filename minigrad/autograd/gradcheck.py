@@ -1,13 +1,301 @@
-"""Placeholder replaced by the gradcheck work (see issue 9, item 2)."""
+"""``minigrad.autograd.gradcheck``: backward checked against finite differences, as torch's gradcheck
+checks it in its default (slow) mode: the full Jacobian of every output that requires grad with
+respect to every input that requires grad, once from central differences and once from backward.
+
+Both Jacobians are plain torch tensors (storage), so a failure prints them exactly as torch does.
+torch's options for what minigrad does not have are left out: fast_mode (one random projection of
+the Jacobian instead of all of it), forward-mode AD, vmap (batched grads), sparse (masked) and
+complex inputs.
+"""
+import itertools
+import warnings
+
+import torch
+from torch.testing import make_tensor
+
+from ..function import Function, constant
+from . import api
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+
+FAILED_NONDET_MSG = """\n
+NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
+https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html
+this failure might be expected.
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck.
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `nondet_tol=<tol>` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `gradcheck_nondet_tol=<tol>`.
+- is a Module test (e.g., in common_nn.py), then modify the corresponding
+  module_test entry to have `gradcheck_nondet_tol=<tol>`
+"""
 
 
 class GradcheckError(RuntimeError):
-    pass
+    """Error raised by gradcheck and gradgradcheck."""
 
 
-def gradcheck(*args, **kwargs):
-    raise NotImplementedError
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True):
+    """True when the gradients backward computes for ``func(*inputs)`` match finite differences:
+    each Jacobian entry within ``atol + rtol * |numerical|``. Otherwise GradcheckError, naming the
+    output and input and showing both Jacobians, or False when not ``raise_exception``.
+
+    The defaults are meant for float64 inputs: in float32, moving an input by ``eps`` changes the
+    output by about as much as rounding does. ``nondet_tol`` is how much two backward passes may
+    differ; ``check_undefined_grad`` also checks that backward copes with undefined (None) gradients.
+    """
+    try:
+        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
 
 
-def gradgradcheck(*args, **kwargs):
-    raise NotImplementedError
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True):
+    """gradcheck of the first derivatives: the function checked takes the inputs and ``grad_outputs``
+    and returns the gradients of ``func``'s outputs (computed with create_graph=True), so backward's
+    own backward is checked against finite differences of backward.
+
+    Without ``grad_outputs``, they are random in [-1, 1), drawn as torch draws them (the same seed
+    gives the same numbers), and require grad, so the check covers them too.
+    """
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(_random_grad_output(out, gen_non_contig_grad_outputs)
+                             for out in _differentiable_outputs(func(*inputs)))
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    count = len(grad_outputs)
+
+    def first_derivatives(*args):
+        args, grads = args[:-count], args[-count:]
+        outputs = _differentiable_outputs(func(*args))
+        derivatives = api.grad(outputs, _requiring_grad(args), grads, retain_graph=True, create_graph=True,
+                               allow_unused=True)
+        return tuple(d for d in derivatives if d is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad)
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad):
+    """torch's checks, in torch's order: the inputs, the Jacobians, then backward fed zeros (and,
+    with ``check_undefined_grad``, nothing)."""
+    _check_inputs(inputs)
+    func_out = _as_tuple(func(*inputs))
+    outputs = _differentiable_outputs(func_out)
+    if outputs:
+        _check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol)
+    else:
+        _check_no_differentiable_outputs(func, inputs, func_out, eps)
+    _check_backward_multiplies_by_grad_output(inputs, outputs)
+    if check_undefined_grad:
+        _check_undefined_grads(func, inputs, outputs)
+    return True
+
+
+def _check_inputs(inputs):
+    """Something must require grad; single precision is too coarse for the default tolerances (a
+    warning); an input whose elements share memory (stride 0, as ``expand`` makes) can't be moved
+    one element at a time."""
+    any_requires_grad = False
+    for idx, inp in enumerate(inputs):
+        if not (_is_tensor(inp) and inp.requires_grad):
+            continue
+        if inp.dtype not in (torch.float64, torch.complex128):
+            warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=2)
+        if not all(stride > 0 or size <= 1 for stride, size in zip(inp.stride(), inp.shape)):
+            raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs that "
+                               "are non-overlapping to be able to compute the numerical gradients correctly. You "
+                               "should call .contiguous on the input before passing it to gradcheck.")
+        any_requires_grad = True
+    if not any_requires_grad:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+
+
+def _check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol):
+    """Output i's Jacobian with respect to input j (both counted among those that require grad) from
+    backward must be allclose to the one from finite differences."""
+    positions = [k for k, out in enumerate(func_out) if out.requires_grad]
+    numerical = _numerical_jacobians(func, inputs, func_out, positions, eps)
+    for i, output in enumerate(outputs):
+        analytical = _analytical_jacobians(inputs, output, nondet_tol)
+        for j, (a, per_output) in enumerate(zip(analytical, numerical)):
+            n = per_output[i]
+            dtype = torch.promote_types(a.dtype, n.dtype)
+            if not torch.allclose(a.to(dtype), n.to(device=a.device, dtype=dtype), rtol, atol):
+                raise GradcheckError(f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
+                                     f"numerical:{n}\nanalytical:{a}\n")
+
+
+def _check_no_differentiable_outputs(func, inputs, func_out, eps):
+    """No output requires grad, so backward says every gradient is zero: finite differences must agree."""
+    positions = [k for k, out in enumerate(func_out) if out.is_floating_point()]
+    for per_output in _numerical_jacobians(func, inputs, func_out, positions, eps):
+        if any(jacobian.ne(0).any() for jacobian in per_output):
+            raise GradcheckError("Numerical gradient for function expected to be zero")
+
+
+def _numerical_jacobians(func, inputs, func_out, positions, eps):
+    """For each input that requires grad, the Jacobians of the outputs at ``positions``, one row per
+    element of the input: (f(x + eps) - f(x - eps)) / (2 * eps), central differences.
+
+    The element is moved in the input's storage, in place, as torch moves ``input.data``: ``func``
+    sees it through the very tensors it was given, and no version counter moves."""
+    jacobians = []
+    for inp in _requiring_grad(inputs):
+        data = inp._data
+        per_output = [func_out[k]._data.new_zeros((data.numel(), func_out[k].numel())) for k in positions]
+        for row, index in enumerate(itertools.product(*map(range, data.shape))):
+            entry = data[index]
+            original = entry.clone()
+            entry.copy_(original - eps)
+            before = _output_values(func, inputs)
+            entry.copy_(original + eps)
+            after = _output_values(func, inputs)
+            entry.copy_(original)
+            for jacobian, k in zip(per_output, positions):
+                jacobian[row] = _central_difference(before[k], after[k], eps, index)
+        jacobians.append(per_output)
+    return jacobians
+
+
+def _output_values(func, inputs):
+    """Copies: an output may share memory with an input, which moves again before they are used."""
+    return [out._data.clone() for out in _as_tuple(func(*inputs))]
+
+
+def _central_difference(before, after, eps, index):
+    if before.shape != after.shape:
+        raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed on "
+                             f"index {index} by {eps}, but got: shapes {before.shape} and {after.shape}.")
+    if before.dtype != after.dtype:
+        raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed on "
+                             f"index {index} by {eps}, but got: dtypes {before.dtype} and {after.dtype}.")
+    return ((after - before) / (2 * eps)).reshape(-1)
+
+
+def _analytical_jacobians(inputs, output, nondet_tol):
+    """``output``'s Jacobian with respect to each input that requires grad, from backward. Computed
+    twice, as torch does: two backward passes must agree within ``nondet_tol``."""
+    diff_inputs = _requiring_grad(inputs)
+    first = _jacobians_from_backward(diff_inputs, output)
+    second = _jacobians_from_backward(diff_inputs, output)
+    if any(a.numel() != 0 and (a - b).abs().max() > nondet_tol for a, b in zip(first, second)):
+        raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
+                             "multiple times gives different values, although analytical gradient matches numerical "
+                             f"gradient.The tolerance for nondeterminism was {nondet_tol}." + FAILED_NONDET_MSG)
+    return first
+
+
+def _jacobians_from_backward(inputs, output):
+    """Column j of each Jacobian is the gradient of output element j: backward from a one-hot
+    grad_output (an input backward does not reach gets a column of zeros)."""
+    jacobians = [inp._data.new_zeros((inp.numel(), output.numel())) for inp in inputs]
+    for j in range(output.numel()):
+        one_hot = output._data.new_zeros(output.numel())
+        one_hot[j] = 1.0
+        grads = api.grad([output], inputs, [constant(one_hot.view(output.shape))], retain_graph=True, allow_unused=True)
+        for jacobian, grad in zip(jacobians, grads):
+            if grad is not None:
+                jacobian[:, j] = grad._data.reshape(-1)
+    return jacobians
+
+
+def _check_backward_multiplies_by_grad_output(inputs, outputs):
+    """Zero grad_outputs must give zero gradients, of the input's dtype and device."""
+    diff_inputs = _requiring_grad(inputs)
+    grads = api.grad(outputs, diff_inputs, [_zeros_like(out) for out in outputs], allow_unused=True)
+    for grad, inp in zip(grads, diff_inputs):
+        if grad is None:
+            continue
+        if not grad._data.eq(0).all():
+            raise GradcheckError("backward not multiplied by grad_output")
+        if grad.dtype != inp.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if grad.device != inp.device:
+            raise GradcheckError("grad is incorrect device")
+
+
+class _UndefinedGrad(Function):
+    """torch's UndefinedGrad: a copy of its input whose backward sends no gradient (None) on, so
+    that the backward of the op before it is handed an undefined gradient."""
+
+    node_name = "UndefinedGradBackward"
+
+    @staticmethod
+    def forward(ctx, x):
+        return x._data.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def _check_undefined_grads(func, inputs, outputs):
+    """Backward must cope with outputs that get no gradient: all of them at once and, with several
+    outputs, one at a time; the inputs then get None or zeros. Fresh outputs for each try, all made
+    before the first backward, as torch makes them."""
+    diff_inputs = _requiring_grad(inputs)
+    tries = [[_UndefinedGrad.apply(out) for out in _differentiable_outputs(func(*inputs))]]
+    if len(tries[0]) > 1:
+        for undefined in range(len(outputs)):
+            fresh = _differentiable_outputs(func(*inputs))
+            tries.append([_UndefinedGrad.apply(out) if k == undefined else out for k, out in enumerate(fresh)])
+    for outs in tries:
+        try:
+            grads = api.grad(outs, diff_inputs, [_zeros_like(out) for out in outs], allow_unused=True)
+        except RuntimeError as error:
+            _warn_undefined_grad_check()
+            raise GradcheckError('Expected backward function to handle undefined output grads. Please look at "Notes '
+                                 'about undefined output gradients" in "tools/autograd/derivatives.yaml"') from error
+        if any(grad is not None and not grad._data.eq(0).all() for grad in grads):
+            _warn_undefined_grad_check()
+            raise GradcheckError("Expected all input grads to be undefined or zero when all output grads are undefined "
+                                 'or zero. Please look at "Notes about undefined output gradients" in '
+                                 '"tools/autograd/derivatives.yaml"')
+
+
+def _warn_undefined_grad_check():
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, but "
+                  "it may break existing callers of this function. If this is true for you, you can call this function "
+                  'with "check_undefined_grad=False" to disable the feature', stacklevel=2)
+
+
+def _random_grad_output(output, noncontiguous):
+    data = make_tensor(output.shape, dtype=output.dtype, device=output.device, low=-1, high=1,
+                       noncontiguous=noncontiguous)
+    return constant(data).requires_grad_()
+
+
+def _zeros_like(tensor):
+    return constant(tensor._data.new_zeros(tensor.shape))
+
+
+def _is_tensor(value):
+    """A minigrad Tensor, known by its storage (this package does not import minigrad.tensor)."""
+    return isinstance(getattr(value, "_data", None), torch.Tensor)
+
+
+def _requiring_grad(inputs):
+    return [inp for inp in inputs if _is_tensor(inp) and inp.requires_grad]
+
+
+def _differentiable_outputs(outputs):
+    return tuple(out for out in _as_tuple(outputs) if out.requires_grad)
+
+
+def _as_tuple(value):
+    if isinstance(value, tuple):
+        return value
+    return tuple(value) if isinstance(value, list) else (value,)

@@ -1,0 +1,136 @@
+"""Gradient checkpointing (``torch.utils.checkpoint``): trade compute for memory.
+
+The forward of a checkpointed function builds its graph as usual, except that every tensor its
+nodes save is replaced by an empty holder (a saved-tensor hook), so the graph keeps only the
+function's inputs. When backward first needs one of those tensors, the function runs again from
+the saved inputs — with the forward's random state — and the recomputed tensors fill the holders.
+This is torch's non-reentrant checkpoint: the body runs once in forward and once more in each
+backward that reaches it (side effects too: a ``print`` in the body prints again), and recomputation
+stops as soon as every holder is filled.
+"""
+import warnings
+import weakref
+
+import torch
+
+from .. import grad_mode
+from ..autograd.graph import saved_tensors_hooks
+from ..function import PackedTensor, SavedTensor, save
+from ..tensor import Tensor
+
+__all__ = ["CheckpointError", "checkpoint"]
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not save what the original forward saved."""
+
+
+class _StopRecomputation(Exception):
+    """Every holder is filled: the rest of the body need not run again."""
+
+
+class _Holder:
+    """What the graph keeps in place of a saved tensor: the recomputed tensor, once there is one."""
+
+    __slots__ = ("value", "__weakref__")
+
+    def __init__(self):
+        self.value = None
+
+
+def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+    """``function(*args, **kwargs)``, keeping only its inputs for backward and recomputing the rest.
+
+    minigrad has only the non-reentrant form, torch's recommended one: ``use_reentrant=True`` (the
+    old form, a custom Function that reruns the body with ``torch.autograd.backward`` inside its own
+    backward, and that cannot see gradients of inputs reached through kwargs nor support
+    ``torch.autograd.grad``) raises NotImplementedError. Without ``use_reentrant``, torch warns (and
+    would pick the old form); minigrad warns the same and uses the one it has.
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
+            "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False "
+            "is recommended, but if you need to preserve the current default behavior, you can pass "
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            stacklevel=2)
+    elif use_reentrant:
+        raise NotImplementedError("minigrad's checkpoint is torch's non-reentrant one: pass use_reentrant=False")
+    if not grad_mode.is_grad_enabled():
+        return function(*args, **kwargs)
+    frame = _Frame(function, args, kwargs, preserve_rng_state)
+    with saved_tensors_hooks(frame.pack, frame.unpack):
+        return function(*args, **kwargs)
+
+
+class _Frame:
+    """One checkpointed call: its saved inputs, the random state it started with, and a weak
+    reference to each holder its forward handed out, in the order the tensors were saved."""
+
+    def __init__(self, function, args, kwargs, preserve_rng_state):
+        self.function, self.kwargs = function, kwargs
+        self.inputs = [save(arg) if isinstance(arg, Tensor) else arg for arg in args]
+        self.holders = []
+        self.rng = _rng_state(args) if preserve_rng_state else None
+
+    def pack(self, tensor):
+        holder = _Holder()
+        self.holders.append(weakref.ref(holder))
+        return holder
+
+    def unpack(self, holder):
+        if holder.value is None:
+            self.recompute()
+        value, holder.value = holder.value, None
+        return value
+
+    def recompute(self):
+        """Run the function again from the saved inputs (version-checked), with grad mode on and the
+        forward's random state, filling the holders in order."""
+        filled = iter(self.holders)
+        count = [0]
+
+        def pack(tensor):
+            """Fill the next holder with the tensor, detached as torch does: the recomputation's own
+            graph is thrown away. That graph keeps it in a holder of its own, not as a tensor: like
+            torch's, what it saves is not the user's graphs' (minigrad.memory does not count it)."""
+            count[0] += 1
+            reference = next(filled, None)
+            if reference is None:
+                raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
+                                      "than during the original forward pass.")
+            kept = _Holder()
+            kept.value = tensor.detach()
+            holder = reference()
+            if holder is not None:
+                holder.value = kept.value
+            if count[0] == len(self.holders):
+                raise _StopRecomputation
+            return kept
+
+        args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
+        devices = [] if self.rng is None else self.rng[1]
+        try:
+            with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \
+                    saved_tensors_hooks(pack, lambda kept: kept.value), grad_mode.enable_grad():
+                if self.rng is not None:
+                    _set_rng_state(self.rng)
+                self.function(*args, **self.kwargs)
+        except _StopRecomputation:
+            return
+        raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the original "
+                              f"forward and recomputation.\nNumber of tensors saved during forward: {len(self.holders)}"
+                              f"\nNumber of tensors saved during recomputation: {count[0]}.")
+
+
+def _rng_state(args):
+    """The CPU generator's state, and that of each CUDA device the inputs live on."""
+    devices = sorted({arg._data.device.index or 0 for arg in args if isinstance(arg, Tensor) and arg._data.is_cuda})
+    return torch.get_rng_state(), devices, [torch.cuda.get_rng_state(d) for d in devices]
+
+
+def _set_rng_state(state):
+    cpu, devices, device_states = state
+    torch.set_rng_state(cpu)
+    for device, device_state in zip(devices, device_states):
+        torch.cuda.set_rng_state(device_state, device)

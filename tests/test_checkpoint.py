@@ -1,0 +1,251 @@
+"""Issue 9, item 3: non-reentrant gradient checkpointing, as torch's — same gradients, the body run
+again in each backward that needs it, the forward's random numbers, retain_graph, no_grad; each
+scenario run with torch and with minigrad."""
+import warnings
+
+import pytest
+
+from parity import assert_same, both, nearly_equal
+
+
+def block(torch, runs, after=None):
+    """A small body with saved tensors, that counts its runs (a side effect, as a print would be)."""
+    def body(x, w):
+        runs.append("start")
+        h = (x @ w).tanh()
+        out = (h * h.exp()).sum(dim=1)
+        if after is not None:
+            after.append("end")
+        return out
+    return body
+
+
+def with_and_without(torch, checkpointed):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(4, 5, requires_grad=True)
+    runs, ends = [], []
+    body = block(torch, runs, ends)
+    if checkpointed:
+        out = torch.utils.checkpoint.checkpoint(body, x, w, use_reentrant=False)
+    else:
+        out = body(x, w)
+    after_forward = len(runs)
+    out.sum().backward()
+    return out, x.grad, w.grad, after_forward, len(runs), len(ends)
+
+
+def test_same_gradients_and_the_body_runs_again_in_backward():
+    expected, actual = both(with_and_without, True)
+    plain = both(with_and_without, False)[0]
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected[:3] == plain[:3], "checkpointing changes no value or gradient"
+    assert expected[3:] == (1, 2, 1), "one run in forward, one in backward, stopped once all is recomputed"
+
+
+def retained(torch):
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, requires_grad=True)
+    w = torch.randn(4, 3, requires_grad=True)
+    runs = []
+    out = torch.utils.checkpoint.checkpoint(block(torch, runs), x, w, use_reentrant=False).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    return x.grad, w.grad, len(runs)
+
+
+def test_each_backward_recomputes_with_retain_graph():
+    assert_same(retained, close=True)
+
+
+def random_body(torch):
+    """Random numbers drawn in the body: the recomputation must draw the same ones."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def body(x):
+        noise = torch.rand(3, 4)
+        return (x * noise).exp().sum()
+
+    out = torch.utils.checkpoint.checkpoint(body, x, use_reentrant=False)
+    after = torch.rand(1)  # the generator moved on as if the body had run once
+    out.backward()
+    return out, x.grad, after
+
+
+def test_the_forwards_random_state_is_replayed():
+    assert_same(random_body, close=True)
+
+
+def not_preserved(torch):
+    torch.manual_seed(0)
+    x = torch.randn(3, requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(lambda x: (x * torch.rand(3)).exp().sum(), x, use_reentrant=False,
+                                            preserve_rng_state=False)
+    torch.manual_seed(0)
+    torch.randn(3)
+    reference = torch.rand(3)
+    out.backward()
+    return out, x.grad, reference
+
+
+def test_without_preserve_rng_state_the_recomputation_draws_anew():
+    assert_same(not_preserved, close=True)
+
+
+def under_no_grad(torch):
+    runs = []
+    x = torch.ones(2, 4, requires_grad=True)
+    w = torch.ones(4, 3)
+    with torch.no_grad():
+        out = torch.utils.checkpoint.checkpoint(block(torch, runs), x, w, use_reentrant=False)
+    return out, out.requires_grad, len(runs)
+
+
+def test_under_no_grad_the_body_just_runs():
+    assert_same(under_no_grad, close=True)
+
+
+def input_edited_in_place(torch):
+    x = torch.ones(2, 4, requires_grad=True)
+    a = x * 2
+    w = torch.ones(4, 3)
+    out = torch.utils.checkpoint.checkpoint(block(torch, []), a, w, use_reentrant=False).sum()
+    with torch.no_grad():
+        a.add_(1)
+    out.backward()
+
+
+def test_an_input_edited_after_the_forward_is_caught_by_its_version():
+    assert_same(input_edited_in_place)
+
+
+def through_autograd_grad(torch):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(4, 5, requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(block(torch, []), x, w, use_reentrant=False).sum()
+    return torch.autograd.grad(out, (x, w))
+
+
+def test_autograd_grad_through_a_checkpoint():
+    assert_same(through_autograd_grad, close=True)
+
+
+def keyword_arguments(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(lambda x, scale: (x.exp() * scale).sum(), x, scale=3.0,
+                                            use_reentrant=False)
+    out.backward()
+    return out, x.grad
+
+
+def test_keyword_arguments_reach_the_body():
+    assert_same(keyword_arguments, close=True)
+
+
+def without_use_reentrant(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.utils.checkpoint.checkpoint(lambda x: x.exp().sum(), x)
+    out.backward()
+    return [str(w.message) for w in caught], x.grad
+
+
+def test_leaving_out_use_reentrant_gives_torchs_warning():
+    assert_same(without_use_reentrant, close=True)
+
+
+def test_the_reentrant_form_is_refused_with_the_way_out():
+    import minigrad
+
+    x = minigrad.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="use_reentrant=False"):
+        minigrad.utils.checkpoint.checkpoint(lambda x: x.exp().sum(), x, use_reentrant=True)
+
+
+def different_recomputation(torch):
+    """A body whose recomputation saves fewer tensors than its forward did."""
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+
+    def body(x):
+        calls.append(1)
+        return x.exp().exp().sum() if len(calls) == 1 else x.sum() * 1.0
+
+    out = torch.utils.checkpoint.checkpoint(body, x, use_reentrant=False)
+    out.backward()
+
+
+def test_a_recomputation_that_saves_less_is_an_error():
+    expected, actual = both(different_recomputation)
+    assert expected[:2] == actual[:2] == ("error", "CheckpointError")
+    assert actual[2].split("\n")[:3] == expected[2].split("\n")[:3]
+
+
+def checkpointed_transformer(torch, n_layers=12, d_model=512, vocab=50000, nhead=8, checkpointed=True):
+    """The tutorial's CheckpointedTransformer, as the tutorial builds it (its sizes are the defaults),
+    and what the tutorial prints after one backward, plus the loss and two gradient norms."""
+    nn = torch.nn
+    checkpoint = torch.utils.checkpoint.checkpoint
+
+    class TransformerBlock(nn.Module):
+        def __init__(self, d_model=512, nhead=8):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+            self.ffn = nn.Sequential(nn.Linear(d_model, d_model * 4), nn.GELU(), nn.Linear(d_model * 4, d_model))
+            self.norm1 = nn.LayerNorm(d_model)
+            self.norm2 = nn.LayerNorm(d_model)
+
+        def forward(self, x):
+            attn_out, _ = self.attn(x, x, x)
+            x = self.norm1(x + attn_out)
+            ffn_out = self.ffn(x)
+            x = self.norm2(x + ffn_out)
+            return x
+
+    class CheckpointedTransformer(nn.Module):
+        def __init__(self, n_layers=12, d_model=512):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, d_model)
+            self.layers = nn.ModuleList([TransformerBlock(d_model, nhead) for _ in range(n_layers)])
+            self.output_proj = nn.Linear(d_model, vocab)
+
+        def forward(self, x):
+            x = self.embedding(x)
+            for layer in self.layers:
+                x = checkpoint(layer, x, use_reentrant=False) if checkpointed else layer(x)
+            return self.output_proj(x)
+
+    torch.manual_seed(0)
+    model = CheckpointedTransformer(n_layers=n_layers, d_model=d_model)
+    batch = torch.randint(0, vocab, (4, 64))
+    out = model(batch)
+    loss = out.sum()
+    loss.backward()
+    printed = [f"Output shape: {out.shape}",
+               f"Embedding gradient exists: {model.embedding.weight.grad is not None}",
+               f"Layer 0 attention gradient exists: {model.layers[0].attn.in_proj_weight.grad is not None}",
+               f"All parameters received gradients: {all(p.grad is not None for p in model.parameters())}"]
+    return printed, loss.item(), model.layers[0].attn.in_proj_weight.grad.norm().item(), \
+        model.embedding.weight.grad.norm().item()
+
+
+def test_the_tutorials_checkpointed_transformer_runs_unchanged():
+    """At the tutorial's own sizes: the same printout as torch, the same loss and gradients (to float
+    rounding: minigrad's attention is torch's ops one by one, torch's is fused)."""
+    expected, actual = both(checkpointed_transformer)
+    assert actual[0] == expected[0]
+    assert nearly_equal(actual[1:], expected[1:], rel=1e-3, abs_=1e-3), f"\ntorch:    {expected}\nminigrad: {actual}"
+
+
+def small_transformer_gradients(torch, checkpointed):
+    checkpointed_transformer(torch, n_layers=2, d_model=16, vocab=50, nhead=2, checkpointed=checkpointed)
+    torch.manual_seed(0)
+    return checkpointed_transformer(torch, n_layers=2, d_model=16, vocab=50, nhead=2, checkpointed=checkpointed)[1:]
+
+
+@pytest.mark.parametrize("checkpointed", [True, False], ids=["checkpointed", "plain"])
+def test_checkpointing_a_transformer_changes_no_gradient(checkpointed):
+    assert_same(small_transformer_gradients, checkpointed, close=True)
