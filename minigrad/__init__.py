@@ -5,9 +5,11 @@ backward graph, saves and frees tensors, checks versions and runs backward, as t
 """
 import torch as _torch
 
-from . import autograd, cuda, nn
-from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, randn, randn_like,
-                       tensor, zeros, zeros_like)
+from . import autograd, cuda, nn, optim, utils
+from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
+from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, randint, randn, randn_like,
+                       randperm, tensor, zeros, zeros_like)
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
 from .tensor import Tensor, matmul
@@ -29,6 +31,9 @@ abs, clone, t, transpose, reshape, unsqueeze, squeeze = (Tensor.abs, Tensor.clon
 mm, mv, dot, pow, add, sub, mul, div, neg = (Tensor.mm, Tensor.mv, Tensor.dot, Tensor.pow, Tensor.add, Tensor.sub,
                                              Tensor.mul, Tensor.div, Tensor.neg)
 reciprocal, detach = Tensor.reciprocal, Tensor.detach
+softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm, masked_fill = (
+    Tensor.softmax, Tensor.log_softmax, Tensor.round, Tensor.sqrt, Tensor.norm, Tensor.argmax, Tensor.unique, Tensor.bmm,
+    Tensor.masked_fill)
 
 
 def is_tensor(obj):

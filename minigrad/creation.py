@@ -45,6 +45,8 @@ arange = _factory(torch.arange)
 full = _factory(torch.full)
 rand = _factory(torch.rand)
 randn = _factory(torch.randn)
+randint = _factory(torch.randint)
+randperm = _factory(torch.randperm)
 
 
 def _like_factory(torch_fn):

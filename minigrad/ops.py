@@ -4,9 +4,11 @@
 with minigrad ops, so running it with grad mode on (``create_graph=True``) records a graph of
 its own and gives higher-order gradients.
 """
+import math
+
 import torch
 
-from . import broadcast
+from . import broadcast, grad_mode
 from .function import Function, constant
 
 
@@ -36,6 +38,30 @@ class Sub(Function):
     def backward(ctx, grad):
         need_a, need_b = ctx.needs_input_grad
         return (grad if need_a else None, -grad if need_b else None)
+
+
+class AddScaled(Function):
+    """``a.add(b, alpha=k)``, ``a - k * b`` for ``sub``: torch's add with alpha, one node that keeps k."""
+
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = alpha
+        return torch.add(a._data, b._data, alpha=alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b, _ = ctx.needs_input_grad
+        return (grad if need_a else None, grad * ctx.alpha if need_b else None, None)
+
+
+class SubScaled(AddScaled):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        return AddScaled.forward(ctx, a, b, -alpha)
 
 
 class Rsub(Function):
@@ -823,3 +849,442 @@ class MseLoss(Function):
         scale = 2 / a.numel() if ctx.reduction == "mean" else 2
         grad_a = grad * scale * (a - target)
         return grad_a if need_a else None, -grad_a if need_target else None, None
+
+
+# --- rounding and roots ------------------------------------------------------------------------
+
+class Round(Function):
+    """Piecewise constant: its gradient is zero everywhere (torch's ``zeros_like(grad)``, no graph)."""
+
+    node_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.round()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return constant(torch.zeros_like(grad._data))
+
+
+class Sqrt(Function):
+    node_name = "SqrtBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.sqrt()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad / (2 * result)
+
+
+class MaskedFill(Function):
+    """``a.masked_fill(mask, number)``: the filled places get no gradient. The mask (storage) is not
+    an input of the node, as in torch."""
+
+    node_name = "MaskedFillBackward0"
+    saved_names = ("mask",)
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.save_for_backward(constant(mask))
+        return a._data.masked_fill(mask, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return MaskedFill.apply(grad, mask._data, 0), None, None
+
+
+class Unique2(Function):
+    """``torch.unique``: torch records a node for it but has no derivative, so backward through it
+    fails (the inverse indices and counts are not differentiable at all)."""
+
+    node_name = "Unique2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, sorted, return_inverse, return_counts):
+        output, inverse, counts = torch._unique2(a._data, sorted, return_inverse, return_counts)
+        inverse, counts = constant(inverse), constant(counts)
+        ctx.mark_non_differentiable(inverse, counts)
+        return output, inverse, counts
+
+    @staticmethod
+    def backward(ctx, grad, grad_inverse, grad_counts):
+        raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+class ReshapeAlias(Reshaping):
+    """The view torch's reshape takes of a non-contiguous input whose elements it can view without copying."""
+
+    node_name, method = "ReshapeAliasBackward0", "view"
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+class LinalgVectorNorm(Function):
+    """``torch.linalg.vector_norm`` (what ``tensor.norm`` runs), with torch's backward for each order."""
+
+    node_name = "LinalgVectorNormBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, ord, dim, keepdim):
+        result = torch.linalg.vector_norm(a._data, ord, dim, keepdim)
+        ctx.save_for_backward(a, result)
+        ctx.ord, ctx.keepdim = float(ord), keepdim
+        ctx.dims = () if dim is None else _normalize_dims(dim, a.dim())
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, norm = ctx.saved_tensors
+        p = ctx.ord
+        if not ctx.keepdim and a.dim():
+            grad, norm = _keep_dims(grad, ctx.dims, False), _keep_dims(norm, ctx.dims, False)
+        if p == 0:
+            return None, None, None, None
+        sign = constant(a._data.sign())
+        if p == 1:
+            grad_a = sign * grad
+        elif p == 2:
+            grad_a = grad * (a / norm).masked_fill(norm == 0, 0)
+        elif p in (float("inf"), float("-inf")):
+            absolute = a._data.abs()
+            mask = ((absolute == norm._data) | absolute.isnan()).to(grad.dtype)
+            count = mask.sum(ctx.dims, keepdim=True) if ctx.dims else mask.sum()
+            grad_a = sign * (grad / constant(count) * constant(mask))
+        elif p < 1:
+            scaled = (sign * a.abs() ** (p - 1)).masked_fill(a == 0, 0)
+            grad_a = scaled * grad * norm ** (1 - p)
+        elif p < 2:
+            grad_a = sign * a.abs() ** (p - 1) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
+        else:
+            grad_a = a * a.abs() ** (p - 2) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
+        return grad_a, None, None, None
+
+
+# --- batched matrix product ------------------------------------------------------------------
+
+class Bmm(Function):
+    node_name = "BmmBackward0"
+    saved_names = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data.bmm(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (Bmm.apply(grad, b.transpose(1, 2)) if b is not None else None,
+                Bmm.apply(a.transpose(1, 2), grad) if a is not None else None)
+
+
+# --- softmax ---------------------------------------------------------------------------------
+# Each backward is an op of its own running torch's fused kernel (the same numbers as torch), with
+# a backward written in minigrad ops, so that create_graph=True can differentiate it again.
+
+class Softmax(Function):
+    node_name = "SoftmaxBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        result = a._data.softmax(dim)
+        ctx.save_for_backward(result)
+        ctx.dim = dim
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return SoftmaxBackwardData.apply(grad, result, ctx.dim), None
+
+
+class SoftmaxBackwardData(Function):
+    """result * (grad - sum(grad * result)): softmax's backward (torch's _softmax_backward_data)."""
+
+    node_name = "SoftmaxBackwardDataBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad, output, dim):
+        ctx.save_for_backward(grad, output)
+        ctx.dim = dim
+        return torch._softmax_backward_data(grad._data, output._data, dim, output.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, output = ctx.saved_tensors
+        need_grad, need_output = ctx.needs_input_grad[:2]
+        dim = ctx.dim
+        grad_output = None
+        if need_output:
+            grad_output = (g * grad - (output * grad).sum(dim, keepdim=True) * g
+                           - grad * (output * g).sum(dim, keepdim=True))
+        return SoftmaxBackwardData.apply(g, output, dim) if need_grad else None, grad_output, None
+
+
+class LogSoftmax(Function):
+    node_name = "LogSoftmaxBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        result = a._data.log_softmax(dim)
+        ctx.save_for_backward(result)
+        ctx.dim = dim
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return LogSoftmaxBackwardData.apply(grad, result, ctx.dim), None
+
+
+class LogSoftmaxBackwardData(Function):
+    """grad - exp(result) * sum(grad): log_softmax's backward (torch's _log_softmax_backward_data)."""
+
+    node_name = "LogSoftmaxBackwardDataBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad, output, dim):
+        ctx.save_for_backward(grad, output)
+        ctx.dim = dim
+        return torch._log_softmax_backward_data(grad._data, output._data, dim, output.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, output = ctx.saved_tensors
+        need_grad, need_output = ctx.needs_input_grad[:2]
+        dim = ctx.dim
+        return (g - (g * output.exp()).sum(dim, keepdim=True) if need_grad else None,
+                -grad.sum(dim, keepdim=True) * output.exp() * g if need_output else None, None)
+
+
+# --- GELU ------------------------------------------------------------------------------------
+
+class Gelu(Function):
+    node_name = "GeluBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a, approximate):
+        ctx.save_for_backward(a)
+        ctx.approximate = approximate
+        return torch.nn.functional.gelu(a._data, approximate=approximate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return GeluBackward.apply(grad, a, ctx.approximate), None
+
+
+class GeluBackward(Function):
+    """grad * gelu'(self) in torch's kernel (gelu_backward); its own backward needs gelu''."""
+
+    node_name = "GeluBackwardBackward0"
+    saved_names = ("grad_output", "self")
+
+    @staticmethod
+    def forward(ctx, grad, a, approximate):
+        ctx.save_for_backward(grad, a)
+        ctx.approximate = approximate
+        return torch.ops.aten.gelu_backward.default(grad._data, a._data, approximate=approximate)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, a = ctx.saved_tensors
+        need_grad, need_a = ctx.needs_input_grad[:2]
+        return (GeluBackward.apply(g, a, ctx.approximate) if need_grad else None,
+                g * grad * _gelu_second_derivative(a, ctx.approximate) if need_a else None, None)
+
+
+def _gelu_second_derivative(x, approximate):
+    """gelu'' in minigrad ops. Exact: gelu = x Φ(x), so gelu'' = φ(x) (2 - x²). With tanh:
+    gelu = x (1 + tanh u) / 2, u = k (x + c x³), so gelu'' = (1 - t²) (u' + x (u'' - 2 t u'²) / 2)."""
+    if approximate == "none":
+        return (x * x * -0.5).exp() * (2 - x * x) * (1 / math.sqrt(2 * math.pi))
+    k, c = math.sqrt(2 / math.pi), 0.044715
+    t = ((x + x * x * x * c) * k).tanh()
+    du, ddu = (x * x * (3 * c) + 1) * k, x * (6 * c * k)
+    return (1 - t * t) * (du + x * (ddu - t * du * du * 2) * 0.5)
+
+
+# --- layer norm ------------------------------------------------------------------------------
+
+class NativeLayerNorm(Function):
+    """torch's fused layer norm: one node for normalisation, scale and shift, saving the input and
+    the per-row mean and 1/std (``result1``, ``result2``) as torch does."""
+
+    node_name = "NativeLayerNormBackward0"
+    saved_names = ("input", "weight", "bias", "result1", "result2")
+
+    @staticmethod
+    def forward(ctx, a, normalized_shape, weight, bias, eps):
+        out, mean, rstd = torch.native_layer_norm(a._data, normalized_shape, _storage_or_none(weight),
+                                                  _storage_or_none(bias), eps)
+        ctx.save_for_backward(a, _defined(weight), _defined(bias), constant(mean), constant(rstd))
+        ctx.normalized_shape, ctx.eps = tuple(normalized_shape), eps
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        """torch's fused backward when nothing records it; with create_graph=True, the same formula in
+        minigrad ops, with the mean and 1/std recomputed from the input so they are differentiated too."""
+        a, weight, bias, mean, rstd = ctx.saved_tensors
+        need_a, _, need_weight, need_bias, _ = ctx.needs_input_grad
+        if not grad_mode.is_grad_enabled():
+            grads = torch.ops.aten.native_layer_norm_backward.default(
+                grad._data, a._data, ctx.normalized_shape, mean._data, rstd._data, _storage_or_none(weight),
+                _storage_or_none(bias), [need_a, need_weight, need_bias])
+            grad_a, grad_weight, grad_bias = (None if g is None else constant(g) for g in grads)
+            return grad_a, None, grad_weight, grad_bias, None
+        dims = tuple(range(a.dim() - len(ctx.normalized_shape), a.dim()))
+        rows = tuple(range(a.dim() - len(ctx.normalized_shape)))
+        mean = a.mean(dims, keepdim=True)
+        centered = a - mean
+        rstd = ((centered * centered).mean(dims, keepdim=True) + ctx.eps) ** -0.5
+        normalized = centered * rstd
+        scaled = grad if weight is None else grad * weight
+        grad_a = rstd * (scaled - scaled.mean(dims, keepdim=True)
+                         - normalized * (scaled * normalized).mean(dims, keepdim=True)) if need_a else None
+        grad_weight = (grad * normalized).sum(rows) if rows else grad * normalized
+        grad_bias = grad.sum(rows) if rows else grad
+        return grad_a, None, grad_weight if need_weight else None, grad_bias if need_bias else None, None
+
+
+def _storage_or_none(tensor):
+    return None if tensor is None or tensor is _undefined else tensor._data
+
+
+_undefined = None
+
+
+def undefined():
+    """An optional tensor argument left out (torch's undefined tensor), for ops whose node has an edge
+    for it all the same (``(None, 0)``, as torch gives every optional tensor input): layer_norm without
+    weight. Made on first use: ops is imported before Tensor exists."""
+    global _undefined
+    if _undefined is None:
+        _undefined = constant(torch.empty(0))
+    return _undefined
+
+
+def _defined(tensor):
+    return None if tensor is _undefined else tensor
+
+
+# --- embedding -------------------------------------------------------------------------------
+
+class Embedding(Function):
+    """Rows of ``weight`` picked by ``indices`` (storage: not an input of the node, as in torch)."""
+
+    node_name = "EmbeddingBackward0"
+    saved_names = ("indices",)
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        ctx.save_for_backward(constant(indices))
+        ctx.num_weights, ctx.padding_idx, ctx.scale_grad_by_freq = weight.shape[0], padding_idx, scale_grad_by_freq
+        return torch.embedding(weight._data, indices, padding_idx, scale_grad_by_freq)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        return EmbeddingDenseBackward.apply(grad, indices._data, ctx.num_weights, ctx.padding_idx,
+                                            ctx.scale_grad_by_freq), None, None, None
+
+
+class EmbeddingDenseBackward(Function):
+    """Sum each row's gradients into a weight-shaped gradient (torch's embedding_dense_backward)."""
+
+    node_name = "EmbeddingDenseBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+        ctx.indices, ctx.padding_idx = indices, padding_idx
+        return torch.ops.aten.embedding_dense_backward.default(grad._data, indices, num_weights, padding_idx,
+                                                               scale_grad_by_freq)
+
+    @staticmethod
+    def backward(ctx, g):
+        rows = Embedding.apply(g, ctx.indices, -1, False)
+        if ctx.padding_idx >= 0:
+            rows = rows * constant((ctx.indices != ctx.padding_idx).unsqueeze(-1).to(rows.dtype))
+        return rows, None, None, None, None
+
+
+# --- classification losses -------------------------------------------------------------------
+
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+class NllLoss(Function):
+    """Negative log-likelihood of class indices. The target and the class weights are storage: torch
+    does not differentiate the loss with respect to them."""
+
+    node_name = "NllLossBackward0"
+    saved_names = ("self", "target", "weight", "total_weight")
+
+    @staticmethod
+    def forward(ctx, a, target, weight, reduction, ignore_index):
+        out, total_weight = torch.ops.aten.nll_loss_forward.default(a._data, target, weight, REDUCTIONS[reduction],
+                                                                    ignore_index)
+        ctx.save_for_backward(a, constant(target), None if weight is None else constant(weight), constant(total_weight))
+        ctx.reduction, ctx.ignore_index = reduction, ignore_index
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, target, weight, total_weight = ctx.saved_tensors
+        return NllLossBackward.apply(grad, a, target._data, _storage_or_none(weight), ctx.reduction, ctx.ignore_index,
+                                     total_weight._data), None, None, None, None
+
+
+class NllLossBackward(Function):
+    """The loss's gradient, -weight[target] at each row's target class (scaled for "mean"). Linear in
+    ``grad``, so its own gradient for ``grad`` is the loss of the incoming gradient; none for ``self``."""
+
+    node_name = "NllLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, a, target, weight, reduction, ignore_index, total_weight):
+        ctx.args = target, weight, reduction, ignore_index
+        return torch.ops.aten.nll_loss_backward.default(grad._data, a._data, target, weight, REDUCTIONS[reduction],
+                                                        ignore_index, total_weight)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad_grad = NllLoss.apply(g, *ctx.args) if ctx.needs_input_grad[0] else None
+        return grad_grad, None, None, None, None, None, None
+
+
+# --- dropout on accelerators -----------------------------------------------------------------
+
+class NativeDropout(Function):
+    """What torch's dropout runs on CUDA: a fused kernel that returns the output and the kept mask."""
+
+    node_name = "NativeDropoutBackward0"
+    saved_names = ("result1",)
+
+    @staticmethod
+    def forward(ctx, a, p, train):
+        out, mask = torch.native_dropout(a._data, p, train)
+        ctx.save_for_backward(constant(mask))
+        ctx.scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return grad * constant(mask._data.to(grad.dtype) * ctx.scale), None, None

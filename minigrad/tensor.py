@@ -45,14 +45,19 @@ def wrap_number(value, like):
 
     A float next to a floating tensor is kept in double precision (0-dim tensors don't change the
     result's dtype, so float64 math stays exact); next to an integer tensor it gets the default dtype.
+    Next to a 0-dim tensor it takes that tensor's floating dtype: torch's wrapped numbers never
+    promote, but two 0-dim tensors would.
     """
-    double = isinstance(value, float) and like.is_floating_point()
-    key = (type(value), value, double)
+    dtype = None
+    if isinstance(value, float) and like.is_floating_point():
+        dtype = torch.float64 if like.dim() else like.dtype
+    key = (type(value), value, dtype)
     tensor = _WRAPPED_NUMBERS.get(key)
     if tensor is None:
         if len(_WRAPPED_NUMBERS) > 4096:
             _WRAPPED_NUMBERS.clear()
-        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=torch.float64 if double else None))
+        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=dtype))
+        tensor._is_wrapped_number = True
     return tensor
 
 
@@ -72,6 +77,8 @@ class Tensor:
     _retains_grad = False
     _hooks = None
     _grad_accumulator = None
+    _is_wrapped_number = False
+    """A Python number in an op (``x * 2``): saved-tensor hooks and minigrad.memory never see it, as in torch."""
 
     def __init__(self, data, requires_grad=False, grad_fn=None, output_nr=0):
         self._data = data
@@ -88,6 +95,7 @@ class Tensor:
     ndim = property(lambda self: self._data.dim())
     is_leaf = property(lambda self: self.grad_fn is None)
     retains_grad = property(lambda self: self._retains_grad)
+    output_nr = property(lambda self: self._output_nr)
 
     def size(self, dim=None):
         return self._data.size() if dim is None else self._data.size(dim)
@@ -367,7 +375,13 @@ class Tensor:
     def __rmatmul__(self, other):
         return matmul(other, self)
 
-    add, sub, mul, div, pow, neg = __add__, __sub__, __mul__, __truediv__, __pow__, __neg__
+    mul, div, pow, neg = __mul__, __truediv__, __pow__, __neg__
+
+    def add(self, other, alpha=1):
+        return ops.AddScaled.apply(self, _as_tensor(other, self), alpha) if alpha != 1 else self + other
+
+    def sub(self, other, alpha=1):
+        return ops.SubScaled.apply(self, _as_tensor(other, self), alpha) if alpha != 1 else self - other
 
     def __eq__(self, other):
         return Tensor(self._data == _storage(other))
@@ -427,6 +441,39 @@ class Tensor:
         values, indices = self._data.max(dim, keepdim)
         return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
 
+    def argmax(self, dim=None, keepdim=False):
+        return Tensor(self._data.argmax(dim, keepdim))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """torch's rule: the Frobenius norm of up to two dims, and numeric orders, are vector norms."""
+        if isinstance(p, str) and (p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+            raise NotImplementedError("minigrad's norm takes vector norms (numeric p, or 'fro' over at most 2 dims)")
+        dim = (dim,) if isinstance(dim, int) else dim
+        return ops.LinalgVectorNorm.apply(self, 2 if p == "fro" else p, dim, keepdim)
+
+    def softmax(self, dim):
+        return ops.Softmax.apply(self, dim)
+
+    def log_softmax(self, dim):
+        return ops.LogSoftmax.apply(self, dim)
+
+    def round(self):
+        return ops.Round.apply(self)
+
+    def sqrt(self):
+        return ops.Sqrt.apply(self)
+
+    def masked_fill(self, mask, value):
+        return ops.MaskedFill.apply(self, mask._data, value)
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False):
+        output, inverse, counts = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
+        extra = (inverse,) * return_inverse + (counts,) * return_counts
+        return (output, *extra) if extra else output
+
+    def bmm(self, mat2):
+        return ops.Bmm.apply(self, mat2)
+
     def matmul(self, other):
         return matmul(self, other)
 
@@ -457,7 +504,16 @@ class Tensor:
         except RuntimeError:
             self._data.reshape(shape)
             return ops.UnsafeView.apply(ops.Clone.apply(self, torch.contiguous_format), shape)
+        if not self._data.is_contiguous():
+            return ops.ReshapeAlias.apply(self, shape)
         return ops.View.apply(self, shape)
+
+    def contiguous(self):
+        return self if self._data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+
+    def unflatten(self, dim, sizes):
+        dim = dim % max(self.dim(), 1)
+        return ops.View.apply(self, (*self.shape[:dim], *sizes, *self.shape[dim + 1:]))
 
     def expand(self, *shape):
         return ops.Expand.apply(self, _shape_arg(shape))
@@ -546,10 +602,14 @@ class Tensor:
         copy._grad_accumulator = self._grad_accumulator
         return copy
 
-    def add_(self, other):
+    def add_(self, other, alpha=1):
+        if alpha != 1:
+            return self._inplace(ops.AddScaled, _add_scaled_, _as_tensor(other, self), alpha)
         return self._inplace(ops.Add, torch.Tensor.add_, _as_tensor(other, self))
 
-    def sub_(self, other):
+    def sub_(self, other, alpha=1):
+        if alpha != 1:
+            return self._inplace(ops.SubScaled, _add_scaled_, _as_tensor(other, self), -alpha)
         return self._inplace(ops.Sub, torch.Tensor.sub_, _as_tensor(other, self))
 
     def mul_(self, other):
@@ -615,6 +675,11 @@ class MaxResult(tuple):
         return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
+def _add_scaled_(data, other, alpha):
+    """The storage op of ``add_(other, alpha=k)`` (torch takes alpha by keyword only)."""
+    return data.add_(other, alpha=alpha)
+
+
 def _storage(value):
     return value._data if isinstance(value, Tensor) else value
 
@@ -648,5 +713,17 @@ def matmul(a, b):
     if a.dim() > 2 and b.dim() == 2:
         rows = ops.Mm.apply(a.reshape(-1, a.shape[-1]), b)
         return ops.UnsafeView.apply(rows, (*a.shape[:-1], b.shape[-1]))
-    raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, or a batch times a matrix")
+    if a.dim() > 2 and b.dim() > 2:
+        return _batched_matmul(a, b)
+    raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, a batch times a matrix, or two batches")
+
+
+def _batched_matmul(a, b):
+    """Batch times batch, as torch: broadcast the batch dims, fold them into one, bmm, unfold."""
+    n, p = a.shape[-2], b.shape[-1]
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    count = batch.numel()
+    folded_a = a.expand(*batch, *a.shape[-2:]).reshape(count, *a.shape[-2:])
+    folded_b = b.expand(*batch, *b.shape[-2:]).reshape(count, *b.shape[-2:])
+    return ops.UnsafeView.apply(ops.Bmm.apply(folded_a, folded_b), (*batch, n, p))
 

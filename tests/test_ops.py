@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parity import assert_same
+from parity import assert_same, graph_signature
 
 A, B, V = (2, 3), (3, 4), (3,)
 
@@ -308,3 +308,157 @@ SECOND_ORDER = [
 @pytest.mark.parametrize("op, shapes, positive", SECOND_ORDER)
 def test_second_order(op, shapes, positive, device):
     assert_same(second_order, device, op, shapes, positive, close=True)
+
+
+# --- issue 9: the ops the tutorials need ----------------------------------------------------
+
+def _classes(lib, x):
+    """Class indices for the rows of x (one per row, or one for a single row), drawn from the shared generator."""
+    return lib.randint(0, x.shape[-1], x.shape[:-1], device=x.device)
+
+
+NEW_OPS = [
+    case("round", lambda lib, x: (x * 3).round(), A),
+    case("sqrt", lambda lib, x: x.sqrt(), A, positive=True),
+    case("sqrt_fn", lambda lib, x: lib.sqrt(x), A, positive=True),
+    case("softmax", lambda lib, x: x.softmax(-1), (2, 3, 4)),
+    case("softmax_dim0", lambda lib, x: lib.nn.functional.softmax(x, dim=0), (2, 3, 4)),
+    case("log_softmax", lambda lib, x: x.log_softmax(1), (2, 3, 4)),
+    case("log_softmax_functional", lambda lib, x: lib.nn.functional.log_softmax(x, dim=-1), A),
+    case("gelu", lambda lib, x: lib.nn.functional.gelu(x), A),
+    case("gelu_tanh", lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"), A),
+    case("norm", lambda lib, x: x.norm(), (2, 3, 4)),
+    case("norm_dim", lambda lib, x: x.norm(dim=1), (2, 3, 4)),
+    case("norm_dims_keepdim", lambda lib, x: x.norm(dim=(0, 2), keepdim=True), (2, 3, 4)),
+    case("norm_p1", lambda lib, x: x.norm(p=1, dim=-1), A),
+    case("norm_p3", lambda lib, x: x.norm(3), A),
+    case("norm_p1_5", lambda lib, x: x.norm(1.5, dim=0), A),
+    case("norm_p0_5", lambda lib, x: x.norm(0.5), A),
+    case("norm_inf", lambda lib, x: x.norm(float("inf"), dim=1), A),
+    case("norm_fn", lambda lib, x: lib.norm(x, dim=0), A),
+    case("masked_fill", lambda lib, x: x.masked_fill(x > 0, -1.0), A),
+    case("bmm", lambda lib, x, y: x.bmm(y), (2, 2, 3), (2, 3, 4)),
+    case("bmm_fn", lambda lib, x, y: lib.bmm(x, y), (2, 2, 3), (2, 3, 4)),
+    case("batch_at_batch", lambda lib, x, y: x @ y, (2, 2, 3), (2, 3, 4)),
+    case("batch_at_broadcast_batch", lambda lib, x, y: x @ y, (2, 1, 2, 3), (3, 3, 4)),
+    case("batch_at_transposed", lambda lib, x, y: x @ y.transpose(-1, -2), (2, 2, 3), (2, 4, 3)),
+    case("layer_norm", lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (4,), w, b), (2, 3, 4), (4,), (4,)),
+    case("layer_norm_2d_shape", lambda lib, x, w: lib.nn.functional.layer_norm(x, (3, 4), w), (2, 3, 4), (3, 4)),
+    case("layer_norm_no_affine", lambda lib, x: lib.nn.functional.layer_norm(x, (4,)), (2, 3, 4)),
+    case("embedding", lambda lib, w: lib.nn.functional.embedding(lib.tensor([[0, 2], [2, 1]], device=w.device), w),
+         (3, 4)),
+    case("embedding_padding", lambda lib, w: lib.nn.functional.embedding(
+        lib.tensor([[0, 2], [2, 1]], device=w.device), w, padding_idx=2), (3, 4)),
+    case("cross_entropy", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x)), (5, 4)),
+    case("cross_entropy_sum", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x), reduction="sum"),
+         (5, 4)),
+    case("cross_entropy_none", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x), reduction="none"),
+         (5, 4)),
+    case("cross_entropy_one_row", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x)), (4,)),
+    case("cross_entropy_weight_ignore", lambda lib, x: lib.nn.functional.cross_entropy(
+        x, lib.tensor([0, 3, -100, 1, 3], device=x.device), weight=lib.rand(4, dtype=lib.float64, device=x.device)),
+        (5, 4)),
+    case("nll_loss", lambda lib, x: lib.nn.functional.nll_loss(x.log_softmax(-1), _classes(lib, x)), (5, 4)),
+    case("cross_entropy_module", lambda lib, x: lib.nn.CrossEntropyLoss()(x, _classes(lib, x)), (5, 4)),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", NEW_OPS)
+def test_new_ops(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+def graphs(lib, device, op, shapes, positive):
+    """The graph torch records for the op, and what its node saves under torch's names."""
+    lib.manual_seed(0)
+    out = op(lib, *[make(lib, device, shape, positive) for shape in shapes])
+    node = out.grad_fn
+    names = {"SqrtBackward0": ["result"], "SoftmaxBackward0": ["result"], "LogSoftmaxBackward0": ["result"],
+             "GeluBackward0": ["self"], "LinalgVectorNormBackward0": ["self", "result"],
+             "BmmBackward0": ["self", "mat2"], "MaskedFillBackward0": ["mask"], "EmbeddingBackward0": ["indices"],
+             "NativeLayerNormBackward0": ["input", "result1", "result2"],
+             "NllLossBackward0": ["self", "target", "total_weight"]}.get(node.name(), [])
+    return graph_signature(out), {name: getattr(node, "_saved_" + name) for name in names}
+
+
+@pytest.mark.parametrize("op, shapes, positive", NEW_OPS)
+def test_new_ops_graphs_and_saved_tensors(op, shapes, positive, device):
+    assert_same(graphs, device, op, shapes, positive, close=True)
+
+
+NEW_SECOND_ORDER = [
+    case("sqrt", lambda lib, x: x.sqrt(), A, positive=True),
+    case("softmax", lambda lib, x: x.softmax(-1), A),
+    case("log_softmax", lambda lib, x: x.log_softmax(0), A),
+    case("gelu", lambda lib, x: lib.nn.functional.gelu(x), A),
+    case("gelu_tanh", lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"), A),
+    case("norm", lambda lib, x: x.norm(dim=1), A),
+    case("norm_p3", lambda lib, x: x.norm(3), A),
+    case("bmm", lambda lib, x, y: x.bmm(y), (2, 2, 3), (2, 3, 4)),
+    case("layer_norm", lambda lib, x, w: lib.nn.functional.layer_norm(x, (4,), w), (2, 3, 4), (4,)),
+    case("cross_entropy", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x)) * 1.0, (5, 4)),
+    case("embedding", lambda lib, w: lib.nn.functional.embedding(lib.tensor([[0, 2], [2, 2]], device=w.device), w)
+         ** 2, (3, 4)),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", NEW_SECOND_ORDER)
+def test_new_ops_second_order(op, shapes, positive, device):
+    assert_same(second_order, device, op, shapes, positive, close=True)
+
+
+def test_round_has_a_zero_gradient_and_unique_none(device):
+    def scenario(lib, device):
+        x = lib.tensor([0.4, 1.6, 1.4, -0.6], device=device, requires_grad=True)
+        r = x.round()
+        u = r.unique()
+        values, inverse, counts = lib.unique(r, return_inverse=True, return_counts=True)
+        r.sum().backward()
+        try:
+            u.sum().backward()
+            error = None
+        except NotImplementedError as e:
+            error = e
+        return [r, x.grad, graph_signature(r), u, graph_signature(u), inverse, counts, inverse.requires_grad, error]
+    assert_same(scenario, device)
+
+
+def test_argmax_and_max_with_keywords(device):
+    def scenario(lib, device):
+        lib.manual_seed(0)
+        x = lib.randn(3, 4, device=device, requires_grad=True)
+        best = x.max(dim=1, keepdim=True)
+        values = lib.max(x, dim=0).values
+        values.sum().backward()
+        return [x.argmax(), x.argmax(dim=1), lib.argmax(x, 0, keepdim=True), best.values, best.indices,
+                graph_signature(best.values), x.grad]
+    assert_same(scenario, device)
+
+
+def test_reshape_of_a_viewable_non_contiguous_tensor_is_reshape_alias():
+    def scenario(lib):
+        x = lib.ones(3, 4, requires_grad=True)
+        return [graph_signature(x.t().reshape(4, 3, 1)), graph_signature(x.reshape(12)),
+                graph_signature(x.t().reshape(12)), graph_signature(x.t().contiguous()), x.contiguous() is x,
+                graph_signature(x.unflatten(1, (2, 2)))]
+    assert_same(scenario)
+
+
+def test_randint_and_randperm_draw_torchs_numbers():
+    def scenario(lib):
+        lib.manual_seed(0)
+        return [lib.randint(0, 100, (4, 6)), lib.randint(5, (3,)), lib.randperm(7), lib.rand(2)]
+    assert_same(scenario)
+
+
+def test_dropout_drops_what_torch_drops(device):
+    """Same seed, same mask: torch's kernel runs on the storage."""
+    def scenario(lib, device):
+        lib.manual_seed(0)
+        x = lib.randn(4, 5, dtype=lib.float64, device=device, requires_grad=True)
+        y = lib.nn.functional.dropout(x, p=0.3)
+        z = lib.nn.functional.dropout(x, p=1.0)
+        y.backward(lib.ones_like(y))
+        off = lib.nn.functional.dropout(x, p=0.3, training=False)
+        return [y, z, x.grad, graph_signature(y), graph_signature(z), off is x]
+    assert_same(scenario, device)

@@ -70,6 +70,75 @@ def test_000_ema_buffer_update_after_backward_works():
     assert_same(ema_update_after_backward, close=True)
 
 
+def vq_ema_training(torch, update, codebook="buffer", steps=3):
+    """Seed 000's setting, runnable: an encoder, a VectorQuantizerEMA whose codebook buffers follow
+    an exponential moving average (the chat's update code), straight-through quantization into a
+    decoder, and a commitment loss written as the distance to the nearest code — so a loss term
+    goes through ``flat @ embedding``, which saves the codebook. ``update`` says where the EMA
+    update runs: "forward" (in forward, grad on), "forward, no_grad" (the chat's fix), "after
+    backward" (grad on) or "after backward, no_grad"; with ``codebook="clone"`` forward reads a clone
+    of the buffer. Returns the first failing step and its error (or the number of steps and None)."""
+    F = torch.nn.functional
+
+    class VectorQuantizerEMA(torch.nn.Module):
+        def __init__(self, dim, codes, decay=0.9, eps=1e-5):
+            super().__init__()
+            self.decay, self.eps = decay, eps
+            self.register_buffer("embedding", torch.randn(dim, codes))
+            self.register_buffer("cluster_size", torch.zeros(codes))
+            self.register_buffer("embed_avg", self.embedding.clone())
+
+        def forward(self, flat):
+            embedding = self.embedding.clone() if codebook == "clone" else self.embedding
+            distances = (flat ** 2).sum(1, keepdim=True) - 2 * flat @ embedding + (embedding ** 2).sum(0, keepdim=True)
+            nearest = (-distances).max(dim=1, keepdim=True).values
+            encodings = (-distances == nearest).float()
+            quantized = encodings @ embedding.t()
+            if update.startswith("forward"):
+                with torch.no_grad() if update.endswith("no_grad") else contextlib.nullcontext():
+                    self.ema_update(flat, encodings)
+            commitment = -nearest.mean()
+            return flat + (quantized - flat).detach(), 0.25 * commitment, encodings
+
+        def ema_update(self, flat, encodings):
+            n = encodings.sum(0).detach()
+            self.cluster_size.mul_(self.decay).add_(n, alpha=1 - self.decay)
+            embed_sum = flat.t() @ encodings
+            self.embed_avg.mul_(self.decay).add_(embed_sum, alpha=1 - self.decay)
+            self.embedding.copy_(self.embed_avg / (self.cluster_size + self.eps).unsqueeze(0))
+
+    torch.manual_seed(0)
+    encoder, decoder = torch.nn.Linear(5, 3), torch.nn.Linear(3, 5)
+    model = VectorQuantizerEMA(3, 4)
+    x = torch.randn(8, 5)
+
+    def step():
+        encoder.zero_grad()
+        flat = encoder(x)
+        quantized, vq_loss, encodings = model(flat)
+        loss = F.l1_loss(decoder(quantized), x) + vq_loss
+        loss.backward()
+        if update.startswith("after backward"):
+            with torch.no_grad() if update.endswith("no_grad") else contextlib.nullcontext():
+                model.ema_update(flat, encodings)
+
+    return first_failure(step, steps), encoder.weight.grad
+
+
+@pytest.mark.parametrize("update, codebook", [
+    ("after backward", "buffer"), ("forward", "buffer"), ("forward, no_grad", "buffer"),
+    ("after backward, no_grad", "buffer"), ("forward, no_grad", "clone"),
+])
+def test_000_vq_ema_training_loop(update, codebook):
+    """Seed 000 in all its forms. With the EMA update under grad mode after backward, the codebook
+    takes a history that chains into the step's graph, freed by the next backward ("backward a
+    second time", at the second step); updating in forward edits a buffer that the distance's
+    matmul saved, so backward fails on its version counter, under no_grad too ("no_grad fixes it"
+    is wrong); updating under no_grad after backward, or reading a clone in forward, works."""
+    expected, actual = both(vq_ema_training, update, codebook)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+
+
 # --- seed 001: "Graph is reused while it shouldn't" ---------------------------------------------
 
 def forum_001_loop(torch, recompute_y, retain_graph):

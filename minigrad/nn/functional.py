@@ -1,16 +1,21 @@
-"""``minigrad.nn.functional``: losses and linear, built from minigrad ops with torch's node names."""
+"""``minigrad.nn.functional``: built from minigrad ops, with torch's node names and torch's kernels."""
+import torch
+
 from .. import ops
+from ..function import constant
 from ..tensor import Tensor, matmul
 
 
 def linear(input, weight, bias=None):
-    """As torch: addmm on a batch of rows; other shapes are viewed as rows and back."""
-    if bias is None:
-        return matmul(input, weight.t())
-    if input.dim() == 2:
+    """torch's choice of kernels: addmm for a matrix; other contiguous input viewed as rows, addmm,
+    viewed back; anything else matmul, then the bias added in place (AddBackward0 on top)."""
+    if bias is not None and input.dim() == 2:
         return ops.Addmm.apply(bias, input, weight.t())
-    rows = ops.Addmm.apply(bias, input.reshape(-1, input.shape[-1]), weight.t())
-    return rows.view(*input.shape[:-1], weight.shape[0])
+    if bias is not None and bias.dim() == 1 and input.is_contiguous():
+        rows = ops.Addmm.apply(bias, input.view(-1, input.shape[-1]), weight.t())
+        return rows.view(*input.shape[:-1], weight.shape[0])
+    output = matmul(input, weight.t())
+    return output if bias is None else output.add_(bias)
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -25,6 +30,20 @@ def l1_loss(input, target, reduction="mean"):
     return loss.sum() if reduction == "sum" else loss
 
 
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Class-index targets, for a batch of rows of log-probabilities (or one row)."""
+    if input.dim() > 2:
+        raise NotImplementedError("minigrad's nll_loss takes 1-D or 2-D input (classes along the last dim)")
+    return ops.NllLoss.apply(input, target._data, _storage(weight), reduction, ignore_index)
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """torch's graph: NllLossBackward0 on LogSoftmaxBackward0 over the class dim."""
+    if target.is_floating_point():
+        raise NotImplementedError("minigrad's cross_entropy takes class indices as targets, not probabilities")
+    return nll_loss(log_softmax(input, 0 if input.dim() == 1 else 1), target, weight, ignore_index, reduction)
+
+
 def relu(input):
     return input.relu()
 
@@ -37,4 +56,51 @@ def tanh(input):
     return input.tanh()
 
 
-__all__ = ["linear", "mse_loss", "l1_loss", "relu", "sigmoid", "tanh", "Tensor"]
+def gelu(input, approximate="none"):
+    return ops.Gelu.apply(input, approximate)
+
+
+def softmax(input, dim):
+    return input.softmax(dim)
+
+
+def log_softmax(input, dim):
+    return input.log_softmax(dim)
+
+
+def dropout(input, p=0.5, training=True):
+    """torch's choice of kernel, so the same seed drops the same elements: on CUDA the fused
+    native_dropout (NativeDropoutBackward0); on CPU a Bernoulli mask scaled by 1/(1-p), drawn as
+    torch draws it, times the input (MulBackward0). Out of training (or p=0) the input itself."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    data = input._data
+    if data.is_cuda and p < 1:
+        return ops.NativeDropout.apply(input, p, training)
+    if p == 1:
+        return input * constant(torch.zeros((), dtype=data.dtype, device=data.device))
+    noise = torch.empty_like(data).bernoulli_(1 - p).div_(1 - p)
+    return input * constant(noise)
+
+
+def embedding(input, weight, padding_idx=None):
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return ops.Embedding.apply(weight, input._data, padding_idx, False)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return ops.NativeLayerNorm.apply(input, tuple(normalized_shape), ops.undefined() if weight is None else weight,
+                                     ops.undefined() if bias is None else bias, eps)
+
+
+def _storage(tensor):
+    return None if tensor is None else tensor._data
+
+
+__all__ = ["cross_entropy", "dropout", "embedding", "gelu", "l1_loss", "layer_norm", "linear", "log_softmax",
+           "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh", "Tensor"]

@@ -1,11 +1,11 @@
-"""Module, Parameter, Linear and the losses, with torch's names and default initialisation."""
-import math
+"""Module and Parameter: a tree of modules holding parameters and buffers, walked, saved and moved as
+torch does."""
+from collections import OrderedDict, namedtuple
 
 import torch
 
 from .. import grad_mode
 from ..tensor import Tensor
-from . import functional as F
 
 
 class Parameter(Tensor):
@@ -21,22 +21,70 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it could not match (none, when strict)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 class Module:
     """Holds parameters and submodules in the order they are assigned; ``module(x)`` runs forward."""
 
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
         if isinstance(value, Parameter):
-            self._parameters[name] = value
+            self.register_parameter(name, value)
         elif isinstance(value, Module):
-            self._modules[name] = value
-        elif name in self._parameters and value is None:
-            self._parameters[name] = None
-        object.__setattr__(self, name, value)
+            self.add_module(name, value)
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{torch.typename(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            self._buffers[name] = value
+            object.__setattr__(self, name, value)
+        else:
+            if name in self._parameters and value is not None:
+                raise TypeError(f"cannot assign '{torch.typename(_storage(value))}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            if name in self._parameters:
+                self._parameters[name] = None
+            object.__setattr__(self, name, value)
+
+    def register_parameter(self, name, param):
+        self._modules.pop(name, None)
+        self._parameters[name] = param
+        object.__setattr__(self, name, param)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor the module keeps that is not a parameter (running statistics, a codebook): moved by
+        ``to()``, saved by ``state_dict`` when ``persistent``, never yielded by ``parameters()``."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{torch.typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def add_module(self, name, module):
+        self._parameters.pop(name, None)
+        self._modules[name] = module
+        object.__setattr__(self, name, module)
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
@@ -44,31 +92,70 @@ class Module:
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
 
-    def named_parameters(self, prefix=""):
-        for name, parameter in self._parameters.items():
-            if parameter is not None:
-                yield prefix + name, parameter
+    # --- walking the tree --------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """This module, then each submodule depth-first, each once (as torch, unless remove_duplicate=False)."""
+        memo = set() if memo is None else memo
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
         for name, module in self._modules.items():
-            yield from module.named_parameters(prefix + name + ".")
+            if module is not None:
+                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
-    def parameters(self):
-        for _, parameter in self.named_parameters():
-            yield parameter
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self):
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
 
     def children(self):
-        return iter(self._modules.values())
+        for _, module in self.named_children():
+            yield module
 
-    def zero_grad(self, set_to_none=True):
-        for parameter in self.parameters():
-            if parameter._grad is None:
-                continue
-            if set_to_none:
-                parameter._grad = None
-            else:
-                with grad_mode.no_grad():
-                    parameter._grad.zero_()
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """Every registered parameter, whether it requires grad or not, each once (a shared one under its
+        first name), as torch yields them."""
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        memo = set()
+        for module_prefix, module in modules:
+            for name, parameter in module._parameters.items():
+                if parameter is None or parameter in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(parameter)
+                yield module_prefix + ("." if module_prefix else "") + name, parameter
 
+    def parameters(self, recurse=True):
+        for _, parameter in self.named_parameters(recurse=recurse):
+            yield parameter
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        memo = set()
+        for module_prefix, module in modules:
+            for name, buffer in module._buffers.items():
+                if buffer is None or buffer in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(buffer)
+                yield module_prefix + ("." if module_prefix else "") + name, buffer
+
+    def buffers(self, recurse=True):
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    # --- modes and gradients -----------------------------------------------------------------
     def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
         self.training = mode
         for module in self.children():
             module.train(mode)
@@ -77,52 +164,160 @@ class Module:
     def eval(self):
         return self.train(False)
 
+    def requires_grad_(self, requires_grad=True):
+        for parameter in self.parameters():
+            parameter.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for parameter in self.parameters():
+            grad = parameter._grad
+            if grad is None:
+                continue
+            if set_to_none:
+                parameter._grad = None
+            else:
+                if grad.grad_fn is not None:
+                    grad.detach_()
+                else:
+                    grad.requires_grad_(False)
+                grad.zero_()
+
+    # --- devices and dtypes ------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        """Move (and, for floating point, cast) every parameter and its gradient; the Parameter objects
+        stay the same, so optimizers built before still hold them."""
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        for arg in args:
+            if isinstance(arg, torch.dtype):
+                dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype, device = arg.dtype, arg.device
+            else:
+                device = arg
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+
+        def convert(data):
+            return data.to(device=device, dtype=dtype if data.is_floating_point() else None)
+        return self._apply(convert)
+
+    def cuda(self, device=None):
+        return self._apply(lambda data: data.cuda(device))
+
+    def cpu(self):
+        return self._apply(lambda data: data.cpu())
+
+    def float(self):
+        return self._apply(lambda data: data.float() if data.is_floating_point() else data)
+
+    def double(self):
+        return self._apply(lambda data: data.double() if data.is_floating_point() else data)
+
+    def _apply(self, convert):
+        """Replace each parameter's (and gradient's) storage by ``convert(storage)``, as torch's
+        ``param.data = ...``: the version counter does not move; each buffer by a converted one."""
+        for module in self.modules():
+            for name, buffer in module._buffers.items():
+                converted = None if buffer is None else convert(buffer._data)
+                if converted is not None and converted is not buffer._data:
+                    module._buffers[name] = Tensor(converted)
+                    object.__setattr__(module, name, module._buffers[name])
+            for parameter in module._parameters.values():
+                if parameter is None:
+                    continue
+                parameter._data = convert(parameter._data)
+                if parameter._grad is not None:
+                    parameter._grad._data = convert(parameter._grad._data)
+        return self
+
+    # --- saving and loading ------------------------------------------------------------------
+    def state_dict(self, *, prefix="", keep_vars=False):
+        """Parameters by dotted name, each module's own first, shared ones under every name (torch's keys)."""
+        destination = OrderedDict()
+        for name, parameter in self._parameters.items():
+            if parameter is not None:
+                destination[prefix + name] = parameter if keep_vars else parameter.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers:
+                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                destination.update(module.state_dict(prefix=prefix + name + ".", keep_vars=keep_vars))
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy the values in (under no_grad: the parameters' versions go up); torch tensors are taken too,
+        as from a checkpoint real torch saved. With ``strict``, missing and unexpected keys are errors,
+        reported as torch reports them; shape mismatches always are."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        for prefix, module in self.named_modules(remove_duplicate=False):
+            module._load_own(state_dict, prefix + "." if prefix else "", missing, unexpected, errors)
+        if strict and unexpected:
+            errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+        if strict and missing:
+            errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__,
+                                                                                     "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load_own(self, state_dict, prefix, missing, unexpected, errors):
+        """This module's part of load_state_dict (torch's _load_from_state_dict)."""
+        own = {name: p for name, p in self._parameters.items() if p is not None}
+        own.update({name: b for name, b in self._buffers.items()
+                    if b is not None and name not in self._non_persistent_buffers})
+        for name, parameter in own.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if isinstance(value, torch.Tensor):
+                value = Tensor(value)
+            if not isinstance(value, Tensor):
+                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(value)}")
+                continue
+            if value.shape != parameter.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                              f"the shape in current model is {parameter.shape}.")
+                continue
+            with grad_mode.no_grad():
+                parameter.copy_(value)
+        for key in state_dict:
+            if key.startswith(prefix):
+                first = key[len(prefix):].split(".", 1)
+                if (first[0] not in self._modules) if len(first) > 1 else (first[0] not in own):
+                    unexpected.append(key)
+
+    # --- printing ----------------------------------------------------------------------------
     def extra_repr(self):
         return ""
 
     def __repr__(self):
-        children = "".join(f"\n  ({name}): {module!r}" for name, module in self._modules.items())
-        return f"{type(self).__name__}({self.extra_repr()}{children}{chr(10) if children else ''})"
+        """torch's layout: the extra_repr, then each child indented by two."""
+        extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        child_lines = [f"({name}): {_add_indent(repr(module), 2)}" for name, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = type(self).__name__ + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
 
 
-class Linear(Module):
-    """y = x @ weight.T + bias, initialised as torch does (same draws from the same seed)."""
-
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(torch.empty(out_features, in_features, device=device, dtype=dtype))
-        self.bias = Parameter(torch.empty(out_features, device=device, dtype=dtype)) if bias else None
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """torch's kaiming_uniform_(a=sqrt(5)) comes down to U(-1/sqrt(fan_in), 1/sqrt(fan_in)), for the bias too."""
-        bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-        with grad_mode.no_grad():
-            self.weight.uniform_(-bound, bound)
-            if self.bias is not None:
-                self.bias.uniform_(-bound, bound)
-
-    def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
-
-    def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+def _add_indent(text, spaces):
+    first, *rest = text.split("\n")
+    if not rest:
+        return text
+    return "\n".join([first] + [" " * spaces + line if line.strip() else "" for line in rest])
 
 
-class MSELoss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, self.reduction)
-
-
-class L1Loss(Module):
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.l1_loss(input, target, self.reduction)
+def _storage(value):
+    return value._data if isinstance(value, Tensor) else value
