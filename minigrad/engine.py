@@ -8,7 +8,8 @@
 
 ``backprop`` does 1-3 for any way of "running a node"; ``run_backward`` decides what running
 means: hooks, autograd.grad's captures, then ``run_node``: ``node.apply`` and freeing what the
-node saved.
+node saved. An ``observer`` given to ``run_backward`` is handed each node as it is about to run
+(minigrad.viz's Stepper pauses the real backward there, one node at a time).
 """
 import heapq
 import warnings
@@ -206,11 +207,17 @@ def run_node_observed(node, grads, retain_graph):
     return _call_post_hooks(node, outputs, grad_outputs) if node._post_hooks else outputs
 
 
-def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
+def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, observer=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
     ``captures`` maps edges (node, input_nr) to the list where autograd.grad wants their gradient;
     with captures, only nodes leading to another captured node run (a leaf's AccumulateGrad never does).
+
+    ``observer(node, grads, run)``, when given, is called in place of running each node, in the
+    engine's order: ``grads`` is the list of gradients the node is handed (running it may empty the
+    list: copy what you keep), ``run()`` runs the node as without an observer (hooks, freeing
+    included) and returns its gradients for ``node.next_functions``; the observer returns what
+    ``run()`` returned. It watches the one engine loop, ``backprop``, rather than copying it.
     """
     needed = None if captures is None else nodes_leading_to([n for n, _ in roots], {n for n, _ in captures})
 
@@ -230,10 +237,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None):
             return run_node_observed(node, grads, retain_graph)
         return run_node(node, grads, retain_graph)
 
+    def observed(node, grads):
+        return observer(node, grads, lambda: call(node, grads))
+
     state = grad_mode._state
     previous = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        backprop(roots, root_grads, call)
+        backprop(roots, root_grads, call if observer is None else observed)
     finally:
         state.grad_enabled = previous
