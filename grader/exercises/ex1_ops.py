@@ -56,6 +56,7 @@ check("a.sum(1, keepdim=True)", sum_graph, (2, 3), 1, True)
 check("a.sum(-1)", sum_graph, (2, 3, 4), -1, False)
 check("a.sum((0, 2))", sum_graph, (2, 3, 4), (0, 2), False)
 check("a.sum((0, 2), keepdim=True)", sum_graph, (2, 3, 4), (0, 2), True)
+check("a.sum((-2, -1)): negative dims, counted from the end", sum_graph, (2, 3, 4), (-2, -1), False)
 ### END HIDDEN TESTS
 
 # %% markdown
@@ -121,6 +122,19 @@ def times_two(lib):
 
 
 check("a * 2 (a Python number is saved as a tensor)", times_two)
+
+
+def mul_gradients_are_differentiable(lib):
+    """Called with a gradient that requires grad, the node's gradients have a graph of their own
+    (double backward): backward must compute them with minigrad ops on tensors, not on storage."""
+    a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    b = lib.tensor([3.0, -1.0], dtype=lib.float64, requires_grad=True)
+    grads = (a * b).grad_fn(lib.ones(2, dtype=lib.float64, requires_grad=True))
+    return grads, [grad.grad_fn for grad in grads]
+
+
+check("a * b called with a gradient that requires grad: are its gradients minigrad ops?",
+      mul_gradients_are_differentiable)
 ### END HIDDEN TESTS
 
 # %% tests test-Mul-broadcast 2+1

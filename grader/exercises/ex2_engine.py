@@ -156,6 +156,32 @@ def accumulate_twice(lib):
     return w.grad
 
 
+def a_root_below_another_root(lib):
+    """a is a root and is also reached from the other root: its node waits for both gradients."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = a * 3
+    lib.autograd.backward([(y * y).sum(), a], [None, lib.ones(2)])
+    return a.grad
+
+
+def a_none_gradient(lib):
+    """A node may return None for an input that requires grad (here a custom Function that blocks
+    its gradient): that edge still counts as delivered, so y's node runs when its other gradient arrives."""
+    class Blocked(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = a * 3
+    (Blocked.apply(y) + y * y).sum().backward()
+    return a.grad
+
+
 def several_roots(lib):
     a = lib.tensor([1.0, 2.0], requires_grad=True)
     y = a * 2
@@ -166,6 +192,8 @@ def several_roots(lib):
 check("a diamond graph", diamond)
 check("two backward passes accumulate", accumulate_twice)
 check("autograd.backward with two roots sharing a node", several_roots)
+check("a root that the other root reaches: autograd.backward([(y * y).sum(), a])", a_root_below_another_root)
+check("a node whose one input gets None (a custom Function blocks it), the other a gradient", a_none_gradient)
 ### END HIDDEN TESTS
 
 # %% tests test-order 1+1

@@ -172,6 +172,18 @@ def backward_twice_in_loop(lib):
 
 
 check("seed 002: backward twice in the loop body", backward_twice_in_loop)
+
+
+def a_batch_through_linear(lib):
+    """Seed 002 with a batch: the bias is broadcast over 4 rows, so the engine must sum its gradient
+    back to the bias's shape (validate_outputs does, with sum_to)."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    lib.sum(layer(lib.rand(4, 3))).backward()
+    return layer.bias.grad, layer.weight.grad
+
+
+check("seed 002 with a batch of 4 inputs: the bias gradient is summed over the batch", a_batch_through_linear)
 ### END HIDDEN TESTS
 
 # %% tests test-seed-003 2+1
