@@ -8,6 +8,52 @@ import pytest
 from grader import verdicts
 from grader.build import ROOT
 
+# Longer texts: parts of the reference and the wrong versions that restructure them.
+WALK = """    stack = list(root_nodes)
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        for next_node, _ in node.next_functions:
+            if next_node is None:
+                continue
+            dependencies[next_node] = dependencies.get(next_node, 0) + 1
+            if next_node not in seen:
+                seen.add(next_node)
+                stack.append(next_node)
+"""
+RECURSIVE_WALK = """    seen = set()
+
+    def visit(node):
+        for next_node, _ in node.next_functions:
+            if next_node is None:
+                continue
+            dependencies[next_node] = dependencies.get(next_node, 0) + 1
+            if next_node not in seen:
+                seen.add(next_node)
+                visit(next_node)
+
+    for root in root_nodes:
+        visit(root)
+"""
+PUSH_POP = """                heapq.heappush(ready, node)  # ordered by Node.__lt__: newest first
+
+    deliver(roots, root_grads)
+    while ready:
+        node = heapq.heappop(ready)"""
+EXP_SAVE_AND_USE = """        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        \"\"\"The gradient for a, from the saved result.\"\"\"
+        (result,) = ctx.saved_tensors
+        return grad * result"""
+MUL_GRADS = "return (grad * b if b is not None else None, grad * a if a is not None else None)"
+RUN_NODE = """    outputs = validate_outputs(node, node.apply(grads))
+    if not retain_graph:
+        node._release_saved()
+    return outputs"""
+
 # exercise: [(what the learner got wrong, part's grade_id, reference text, wrong text, the test that must fail)]
 MISTAKES = {
     "ex1_ops": [
@@ -20,6 +66,34 @@ MISTAKES = {
         ("Exp saves its input", "Exp", "ctx.save_for_backward(result)", "ctx.save_for_backward(a)", "test-Exp"),
         ("SumDim ignores keepdim", "SumDim", "_keep_dims(grad, ctx.dims, ctx.keepdim)",
          "_keep_dims(grad, ctx.dims, False)", "test-SumDim"),
+        ("Mul's gradients swapped: grad * a for a", "Mul", MUL_GRADS,
+         "return (grad * a if b is not None else None, grad * b if a is not None else None)", "test-Mul-saved"),
+        ("Mul saves the input that needs a gradient, not the other one", "Mul",
+         "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
+         "ctx.save_for_backward(a if need_a else None, b if need_b else None)", "test-Mul-saved"),
+        ("Mul's backward computes on storage (plain torch tensors: no double backward)", "Mul", MUL_GRADS,
+         "return (grad._data * b._data if b is not None else None, grad._data * a._data if a is not None else None)",
+         "test-Mul-saved-hidden"),
+        ("Exp saves its input and recomputes exp in backward (right values, wrong tensor saved)", "Exp",
+         EXP_SAVE_AND_USE, EXP_SAVE_AND_USE.replace("save_for_backward(result)", "save_for_backward(a)").replace(
+             "(result,) = ctx.saved_tensors\n        return grad * result",
+             "(a,) = ctx.saved_tensors\n        return grad * a.exp()"), "test-Exp"),
+        ("Exp saves a recomputed exp(a), not its result", "Exp", "ctx.save_for_backward(result)",
+         "ctx.save_for_backward(a._data.exp())", "test-Exp"),
+        ("SumDim never puts the summed dims back", "SumDim", "_keep_dims(grad, ctx.dims, ctx.keepdim).expand",
+         "grad.expand", "test-SumDim-hidden"),
+        ("SumDim forgets to expand to the input's shape", "SumDim",
+         "_keep_dims(grad, ctx.dims, ctx.keepdim).expand(ctx.shape)", "_keep_dims(grad, ctx.dims, ctx.keepdim)",
+         "test-SumDim"),
+        ("SumDim keeps negative dims as given", "SumDim", "_normalize_dims(dim, a.dim())",
+         "((dim,) if isinstance(dim, int) else tuple(dim))", "test-SumDim-hidden"),
+        ("sum_to drops the stretched dims (no keepdim)", "sum_to", "grad = grad.sum(dims, keepdim=True)",
+         "grad = grad.sum(dims)", "test-sum_to"),
+        ("sum_to sums the first len(shape) dims, not the leading extra ones", "sum_to",
+         "grad = grad.sum(tuple(range(lead)))", "grad = grad.sum(tuple(range(len(shape))))", "test-sum_to"),
+        ("Mm's gradient for a forgets the transpose", "Mm", "grad.mm(b.t())", "grad.mm(b)", "test-Mm"),
+        ("Mm's layout taken from a, not from b", "Mm", "ctx.mat2_layout = b._data.stride()",
+         "ctx.mat2_layout = a._data.stride()", "test-Mm"),
     ],
     "ex2_engine": [
         ("backprop overwrites a buffer", "backprop",
@@ -30,6 +104,31 @@ MISTAKES = {
         ("dependencies counted once per node", "compute_dependencies",
          "dependencies[next_node] = dependencies.get(next_node, 0) + 1", "dependencies[next_node] = 1",
          "test-dependencies"),
+        ("compute_dependencies walks recursively", "compute_dependencies", WALK, RECURSIVE_WALK, "test-long-chain"),
+        ("compute_dependencies walks below a shared node twice", "compute_dependencies",
+         "            if next_node not in seen:\n                seen.add(next_node)\n"
+         "                stack.append(next_node)", "            stack.append(next_node)", "test-shared-node"),
+        ("backprop runs a node as soon as it is ready, recursively", "backprop",
+         "heapq.heappush(ready, node)  # ordered by Node.__lt__: newest first",
+         "deliver(node.next_functions, call(node, buffers.pop(node)))", "test-long-chain"),
+        ("ready nodes in a queue (first in, first out)", "backprop", PUSH_POP,
+         PUSH_POP.replace("heapq.heappush(ready, node)", "ready.append(node)").replace(
+             "heapq.heappop(ready)", "ready.pop(0)"), "test-order"),
+        ("ready nodes in a stack (last in, first out)", "backprop", PUSH_POP,
+         PUSH_POP.replace("heapq.heappush(ready, node)", "ready.append(node)").replace(
+             "heapq.heappop(ready)", "ready.pop()"), "test-order"),
+        ("oldest node first (the heap's order with the wrong sign)", "backprop", PUSH_POP,
+         PUSH_POP.replace("heapq.heappush(ready, node)", "heapq.heappush(ready, (node._sequence_nr, node))").replace(
+             "node = heapq.heappop(ready)", "_, node = heapq.heappop(ready)"), "test-order-hidden"),
+        ("the roots' own edges not counted", "backprop",
+         "    for node, _ in roots:\n        dependencies[node] = dependencies.get(node, 0) + 1\n", "",
+         "test-seed-004"),
+        ("a root's count set to 1, not added", "backprop", "dependencies[node] = dependencies.get(node, 0) + 1",
+         "dependencies[node] = 1", "test-shared-node-hidden"),
+        ("an edge that delivers None is skipped, never counted", "backprop",
+         "            if grad is not None:\n                buffer[input_nr] = grad if",
+         "            if grad is None:\n                continue\n            buffer[input_nr] = grad if",
+         "test-shared-node-hidden"),
     ],
     "ex3_freeing": [
         ("_release_saved marks unsaved entries freed", "BackwardFunction-_release_saved",
@@ -45,6 +144,26 @@ MISTAKES = {
          "return None", "test-second-backward"),
         ("_unpack raises its own message", "BackwardFunction-_unpack", "raise RuntimeError(ERR_BACKWARD_TWICE)",
          "raise RuntimeError('saved tensors were freed')", "test-error-message"),
+        ("run_node frees only with retain_graph (the condition inverted)", "run_node", "    if not retain_graph:",
+         "    if retain_graph:", "test-second-backward"),
+        ("run_node frees before running the node", "run_node", RUN_NODE,
+         "    if not retain_graph:\n        node._release_saved()\n"
+         "    return validate_outputs(node, node.apply(grads))", "test-second-backward"),
+        ("run_node frees the next nodes instead of this one", "run_node", "        node._release_saved()",
+         "        for next_node, _ in node.next_functions:\n            if next_node is not None:\n"
+         "                next_node._release_saved()", "test-second-backward"),
+        ("run_node forgets validate_outputs (broadcast gradients not summed)", "run_node",
+         "validate_outputs(node, node.apply(grads))", "node.apply(grads)", "test-seed-002-hidden"),
+        ("_release_saved empties _saved", "BackwardFunction-_release_saved",
+         "self._saved = tuple(None if s is None else _FREED for s in self._saved)", "self._saved = ()",
+         "test-second-backward"),
+        ("_release_saved sets every entry to None", "BackwardFunction-_release_saved",
+         "tuple(None if s is None else _FREED for s in self._saved)", "tuple(None for s in self._saved)",
+         "test-second-backward"),
+        ("_unpack forgets the freed marker", "BackwardFunction-_unpack",
+         "    if saved is _FREED:\n        raise RuntimeError(ERR_BACKWARD_TWICE)\n", "", "test-second-backward"),
+        ("_unpack forgets entries that were never saved", "BackwardFunction-_unpack",
+         "    if saved is None:\n        return None\n", "", "test-second-backward"),
     ],
 }
 CASES = [pytest.param(exercise, *case, id=f"{exercise}: {case[0]}") for exercise, cases in MISTAKES.items()
@@ -53,6 +172,7 @@ CASES = [pytest.param(exercise, *case, id=f"{exercise}: {case[0]}") for exercise
 
 def test_every_exercise_keeps_wrong_versions():
     assert sorted(MISTAKES) == sorted(p.stem for p in (ROOT / "grader" / "exercises").glob("ex*.py"))
+    assert all(len(cases) >= 8 for cases in MISTAKES.values())  # issue 10: at least 8 wrong versions each
 
 
 @pytest.fixture(scope="module")
