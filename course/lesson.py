@@ -1,16 +1,22 @@
-"""The lessons' two tools: ``predict`` (the learner's guess, checked against what torch does) and
-``side_by_side`` (one scenario run with torch and with minigrad, shown as two aligned columns).
+"""The lessons' tools: ``predict`` (the learner's guess, checked against what torch does),
+``side_by_side`` (one scenario run with torch and with minigrad, shown as two aligned columns) and
+``picture`` (the graph a scenario builds, drawn once both libraries agree on it); ``attempt`` and
+``saved`` make an error and a node's saved tensors into values a column can show.
 
 A scenario is a function of the library, ``scenario(torch)``, that returns what to look at: a dict
 of labelled values (tensors, nodes, errors, numbers, strings), or a single value. Written once, it
 runs with ``torch`` and with ``minigrad``, as the tests run everything.
 """
 import math
+import textwrap
 
+import matplotlib.pyplot as plt
 import torch
 
 import minigrad
+from minigrad import viz
 from minigrad.testing import nearly_equal, plain
+from minigrad.viz.graph import saved_entries
 
 WIDTH = 34  # characters per column
 
@@ -31,10 +37,13 @@ def predict(answer, scenario, *args):
         print("Your turn: replace ... with your prediction (a value, \"error\" or \"works\") and run this cell.")
         return
     happened = outcome(scenario, *args)
+    said = describe(happened)
+    if isinstance(answer, str) and answer.lower() in ("error", "works") and not isinstance(happened, Exception):
+        said = "works" if happened is None else f"works, and gives {said}"
     if _matches(answer, happened):
-        print(f"Right. torch: {describe(happened)}")
+        print(f"Right. torch: {said}")
     else:
-        print(f"Not what torch does. You said {answer!r}; torch: {describe(happened)}\n"
+        print(f"Not what torch does. You said {answer!r}; torch: {said}\n"
               "Keep your guess in mind: the next cells show why.")
 
 
@@ -48,7 +57,9 @@ def _matches(answer, happened):
 
 
 def _data(value):
-    """Plain data to compare a prediction with: a tensor is its list of numbers."""
+    """Plain data to compare a prediction with: a tensor is its list of numbers, a node its name."""
+    if hasattr(value, "next_functions") and hasattr(value, "name"):
+        return describe(value)
     data = plain(value)
     return data[1] if isinstance(data, tuple) and len(data) == 2 and data[0] == "tensor" else data
 
@@ -56,20 +67,63 @@ def _data(value):
 def side_by_side(scenario, *args):
     """Run ``scenario`` with torch and with minigrad and print what each gave, row by row, in two
     columns. minigrad is meant to do exactly what torch does: if it does not, this raises (it is
-    also how the course's tests check the lessons)."""
+    also how the course's tests check the lessons). An error too long for its column is written
+    out in full under the table, once: the message is often the point."""
     results = {lib.__name__: _rows(_run(scenario, lib, *args)) for lib in (torch, minigrad)}
     labels = list(dict.fromkeys([*results["torch"], *results["minigrad"]]))
     label_width = max([len(label) for label in labels] + [0])
     print(f"{'':{label_width}}  {'torch':{WIDTH}}  minigrad")
-    different = []
+    different, in_full = [], {}
     for label in labels:
         ours, theirs = results["minigrad"].get(label), results["torch"].get(label)
         same = nearly_equal(plain(ours), plain(theirs))
         print(f"{label:{label_width}}  {_cell(theirs):{WIDTH}}  {_cell(ours)}{'' if same else '   <- differs'}")
         if not same:
             different.append(label)
+        for value in (theirs, ours):
+            if isinstance(value, BaseException) and len(describe(value)) > WIDTH:
+                in_full.setdefault(describe(value), []).append(label)
+    for text, where in in_full.items():
+        print(textwrap.fill(text, width=100, initial_indent=f"\n{', '.join(dict.fromkeys(where))}: ",
+                            subsequent_indent="    "))
     if different:
         raise AssertionError(f"minigrad differs from torch in: {', '.join(different)}")
+
+
+def attempt(fn, *args):
+    """What ``fn(*args)`` does: its result, or the error it raises — so that an error can be one
+    row of a side-by-side run, next to the values computed before and after it."""
+    try:
+        return fn(*args)
+    except Exception as error:  # noqa: BLE001 - the error is the value to show
+        return error
+
+
+def saved(node):
+    """What ``node`` (a ``grad_fn`` of either library) keeps for its backward, in words: the saved
+    tensors by name, with "(freed)" or "(edited in place)" once backward can no longer use them,
+    or "nothing". torch shows the same through ``node._saved_<name>``, which raises once freed."""
+    if node is None:
+        return "no node"
+    states = {"alive": "", "freed": " (freed)", "modified": " (edited in place)"}
+    return ", ".join(entry.name + states[entry.state] for entry in saved_entries(node)) or "nothing"
+
+
+def picture(scenario, *roots, title=None):
+    """Draw the backward graph below ``roots`` that ``scenario`` builds. ``scenario(torch)`` returns
+    a dict of named tensors (the picture labels them by these names) and ``roots`` are names in it.
+    The picture is torch's graph; minigrad's must be described the same (``viz.describe``: nodes,
+    edges, saved tensors alive or freed, small values), or this raises."""
+    graphs = {}
+    for lib in (torch, minigrad):
+        named = scenario(lib)
+        tensors = {name: value for name, value in named.items() if isinstance(value, (torch.Tensor, minigrad.Tensor))}
+        graphs[lib.__name__] = viz.describe(*(named[root] for root in roots), names=tensors)
+    if graphs["torch"] != graphs["minigrad"]:
+        raise AssertionError(f"minigrad's graph differs from torch's:\ntorch:    {graphs['torch']}\n"
+                             f"minigrad: {graphs['minigrad']}")
+    viz.draw(graphs["torch"], title=title)
+    plt.show()
 
 
 def _run(scenario, lib, *args):
@@ -86,19 +140,23 @@ def _rows(result):
 
 
 def describe(value):
-    """A value as a learner reads it: tensors as rounded lists, nodes by name, errors by type and first line."""
+    """A value as a learner reads it: tensors as rounded lists, nodes by name (torch's
+    ``torch::autograd::`` left out), errors by type and first line, text as it is; lists and tuples
+    item by item."""
     if isinstance(value, BaseException):
         first = str(value).split("\n")[0]
         return f"{type(value).__name__}: {first}"
     if isinstance(value, (torch.Tensor, minigrad.Tensor)):
         return _numbers(plain(value)[1])
     if hasattr(value, "next_functions") and hasattr(value, "name"):
-        return value.name()
+        return value.name().removeprefix("torch::autograd::")
     if isinstance(value, float):
         return _numbers(value)
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (torch.Tensor, minigrad.Tensor)) or
-                                                         hasattr(v, "next_functions") for v in value):
-        return "[" + ", ".join(describe(v) for v in value) + "]"
+    if isinstance(value, str):
+        return value
+    if type(value) in (list, tuple):
+        items = ", ".join(describe(v) for v in value)
+        return f"[{items}]" if isinstance(value, list) else f"({items}{',' if len(value) == 1 else ''})"
     return repr(value)
 
 

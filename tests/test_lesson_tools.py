@@ -1,4 +1,4 @@
-"""course/lesson.py: what a learner sees from a predict cell and from a side-by-side run."""
+"""course/lesson.py: what a learner sees from a predict cell, a side-by-side run and a picture."""
 import sys
 
 import pytest
@@ -6,7 +6,8 @@ import pytest
 from grader.build import ROOT
 
 sys.path.insert(0, str(ROOT / "course"))
-from lesson import predict, side_by_side  # noqa: E402
+import lesson  # noqa: E402
+from lesson import attempt, picture, predict, saved, side_by_side  # noqa: E402
 
 
 def second_backward(torch):
@@ -22,8 +23,14 @@ def gradient(torch):
     return x.grad
 
 
+def node(torch):
+    return (torch.ones(2, requires_grad=True) * 2).sum().grad_fn.next_functions[0][0].next_functions[0][0]
+
+
 @pytest.mark.parametrize("answer, scenario, verdict", [
     (..., gradient, "Your turn"),
+    ("AccumulateGrad", node, "Right"),
+    ("MulBackward0", node, "Not what torch does"),
     ("error", second_backward, "Right"),
     ("works", second_backward, "Not what torch does"),
     ([2, 4], gradient, "Right"),
@@ -33,6 +40,14 @@ def gradient(torch):
 def test_a_prediction_gets_feedback(capsys, answer, scenario, verdict):
     predict(answer, scenario)
     assert capsys.readouterr().out.startswith(verdict)
+
+
+def test_works_says_what_the_scenario_gave(capsys):
+    predict("works", gradient)
+    predict("error", lambda torch: None)
+    assert capsys.readouterr().out.splitlines() == [
+        "Right. torch: works, and gives [2, 4]", "Not what torch does. You said 'error'; torch: works",
+        "Keep your guess in mind: the next cells show why."]
 
 
 def test_side_by_side_prints_both_columns_and_raises_when_minigrad_differs(capsys):
@@ -48,3 +63,49 @@ def test_side_by_side_prints_both_columns_and_raises_when_minigrad_differs(capsy
     assert lines[1].split() == ["y.grad_fn", "MulBackward0", "MulBackward0"]
     assert lines[2].split() == ["y", "[3,", "6]", "[3,", "6]"]
     assert lines[3].endswith("<- differs")
+
+
+def test_a_long_error_is_written_out_in_full_under_the_table(capsys):
+    side_by_side(lambda torch: {"second": attempt(second_backward, torch), "x": torch.ones(1)})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[1] == "RuntimeError:" and lines[1].split()[-1].endswith("…")
+    assert lines[4].startswith("second: RuntimeError: Trying to backward through the graph a second time")
+    assert "retain_graph=True" in " ".join(lines[4:])
+
+
+def test_edges_and_saved_tensors_read_alike_in_both_columns(capsys):
+    def scenario(torch):
+        x = torch.ones(2, requires_grad=True)
+        y = x * 2
+        y.sum().backward()
+        return {"edges": y.grad_fn.next_functions, "saved": saved(y.grad_fn), "leaf": saved(x.grad_fn)}
+
+    side_by_side(scenario)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split(maxsplit=1)[1].split("  ")[0] == "((AccumulateGrad, 0), (None, 0))"
+    assert lines[2].split() == ["saved", "other", "(freed)", "other", "(freed)"]
+    assert lines[3].split() == ["leaf", "no", "node", "no", "node"]
+
+
+def test_a_picture_is_drawn_when_both_graphs_agree_and_refused_when_not(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    drawn = []
+    monkeypatch.setattr(lesson.viz, "draw", lambda graph, title=None: drawn.append((graph, title)))
+
+    def product(torch):
+        x = torch.ones(2, requires_grad=True)
+        return {"x": x, "y": (x * 3).sum()}
+
+    picture(product, "y", title="y")
+    [(graph, title)] = drawn
+    assert [node.name for node in graph.nodes] == ["SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"]
+    assert [node.label for node in graph.nodes] == ["y", None, "x"] and title == "y"
+
+    def differs(torch):
+        x = torch.ones(2, requires_grad=True)
+        return {"y": x * 3 if torch.__name__ == "torch" else x + 3}
+
+    with pytest.raises(AssertionError, match="graph differs"):
+        picture(differs, "y")

@@ -1,7 +1,7 @@
 # %% markdown
 # # Exercise 3 — freeing saved tensors, and `retain_graph`
 #
-# *Lesson: `course/03_freeing_and_retain_graph.ipynb`.*
+# *Lessons: `course/03a_what_backward_frees.ipynb`, then `course/03b_retain_graph_and_lifetimes.ipynb`.*
 #
 # Until now minigrad kept every saved tensor forever: the engine ran each node and moved on. You
 # write the three pieces that give minigrad torch's behaviour — free a node's saved tensors right
