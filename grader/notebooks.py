@@ -5,6 +5,8 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
     # %% code                  a code cell the learner may edit
     # %% locked NAME           a read-only code cell (nbgrader locks it)
     # %% part NAME             the solution cell of the marked part NAME (its body in the spec is empty)
+    # %% answer NAME           a solution cell written in the spec, for an answer that is not part of
+                               minigrad (its body marks the solution with nbgrader's ### BEGIN/END SOLUTION)
     # %% tests NAME V+H        graded tests: visible checks worth V points, then hidden ones (between
                                nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
                                NAME-hidden — so a failing visible check reaches the learner's feedback
@@ -18,7 +20,7 @@ from .parts import solution_cell
 
 HIDDEN_START = "### BEGIN HIDDEN TESTS"
 HIDDEN_NOTE = "# Hidden tests: they run when your work is graded; your feedback says whether they passed.\n"
-HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|tests)(?: (?P<args>.*))?$", re.M)
+HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|answer|tests)(?: (?P<args>.*))?$", re.M)
 
 
 def cells_of(spec):
@@ -61,6 +63,8 @@ def build_notebook(spec, parts_by_name):
             cell = nbformat.v4.new_code_cell(body, id=f"code-{index}")
         elif kind == "locked":
             cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], locked=True))
+        elif kind == "answer":
+            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], solution=True))
         elif kind == "part":
             grade_id = args[0].replace(".", "-")
             cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=grade_id,

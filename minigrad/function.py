@@ -187,8 +187,6 @@ class SavedTensor:
     __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr", "__weakref__")
 
     def __init__(self, tensor, is_output):
-        if tensor._is_inference:
-            raise RuntimeError(ERR_INFERENCE_SAVED)
         self.version_counter = tensor._version_counter
         self.saved_version = tensor._version_counter.version
         if is_output:
@@ -247,8 +245,6 @@ class PackedTensor:
     __slots__ = ("packed", "unpack_hook", "is_output", "requires_grad", "edge", "__weakref__")
 
     def __init__(self, tensor, is_output, hooks):
-        if tensor._is_inference:
-            raise RuntimeError(ERR_INFERENCE_SAVED)
         pack, self.unpack_hook = hooks
         self.is_output, self.requires_grad = is_output, tensor._requires_grad
         self.edge = (None, tensor._output_nr) if is_output or not tensor._requires_grad else tensor._gradient_edge()
@@ -276,10 +272,14 @@ class PackedTensor:
 
 def save(tensor, is_output=False):
     """``tensor`` saved for backward: with the saved-tensor hooks in force, if any (PackedTensor),
-    except a wrapped Python number, which torch saves as it is."""
+    except a wrapped Python number, which torch saves as it is. An inference tensor is refused
+    before any entry is made (a half-made one, kept alive by the error's traceback, would be found
+    by ``minigrad.memory`` when its record starts)."""
     hooks = grad_mode._state.saved_tensors_hooks
     if tensor._is_wrapped_number:
         return SavedTensor(tensor, is_output)
+    if tensor._is_inference:
+        raise RuntimeError(ERR_INFERENCE_SAVED)
     saved = PackedTensor(tensor, is_output, hooks[-1]) if hooks else SavedTensor(tensor, is_output)
     if _ledger is not None:
         _ledger.add(saved)

@@ -34,7 +34,12 @@ def is_inference_mode_enabled():
 
 
 class _Mode:
-    """Context manager that is also a decorator, like torch's grad-mode classes."""
+    """Context manager that is also a decorator, like torch's grad-mode classes. ``with mode:`` calls
+    ``mode._enter()`` and, however the block ends, ``mode._exit()``; each mode says what it switches
+    to in ``_set``. As a decorator, every call of the function runs in a fresh mode made from
+    ``self._args`` (what this one was made with), so calls that nest or recurse each restore their own."""
+
+    _args = ()
 
     def __call__(self, fn):
         @functools.wraps(fn)
@@ -43,14 +48,32 @@ class _Mode:
                 return fn(*args, **kwargs)
         return wrapper
 
-    _args = ()
-
     def __enter__(self):
-        self._saved = (_state.grad_enabled, _state.inference)
-        self._set()
+        self._enter()
 
     def __exit__(self, *exc):
-        _state.grad_enabled, _state.inference = self._saved
+        self._exit()
+
+    # BEGIN EXERCISE 5
+    def _enter(self):
+        """Remember the modes in force (on ``self``: this mode's own record, so modes nest), then
+        switch to this one with ``self._set()``."""
+        self._was_grad_enabled = _state.grad_enabled
+        # BEGIN NEW IN EXERCISE 5
+        self._was_inference = _state.inference
+        # END NEW IN EXERCISE 5
+        self._set()
+    # END EXERCISE 5
+
+    # BEGIN EXERCISE 5
+    def _exit(self):
+        """Put back the modes that were in force when this one was entered: not "grad on", since a
+        block may sit inside another mode's block."""
+        _state.grad_enabled = self._was_grad_enabled
+        # BEGIN NEW IN EXERCISE 5
+        _state.inference = self._was_inference
+        # END NEW IN EXERCISE 5
+    # END EXERCISE 5
 
 
 class no_grad(_Mode):
@@ -68,23 +91,31 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode):
         self._args = (mode,)
-        self._saved = (_state.grad_enabled, _state.inference)
-        _state.grad_enabled = bool(mode)
+        self._enter()
 
     def __call__(self, fn):
-        _state.grad_enabled, _state.inference = self._saved
+        """As a decorator it must not stay switched: undo the switch made on construction; each call
+        of the function switches on its own."""
+        self._exit()
         return super().__call__(fn)
 
     def __enter__(self):
-        pass
+        """Switched already, on construction."""
+
+    def _set(self):
+        _state.grad_enabled = bool(self._args[0])
 
 
 class inference_mode(_Mode):
-    """Like no_grad, and tensors made inside can never be saved for backward."""
+    """Like no_grad, and tensors made inside are inference tensors, which can never be saved for
+    backward. ``inference_mode(False)`` switches back to normal mode (grad mode on)."""
 
     def __init__(self, mode=True):
         self._args = (mode,)
 
+    # BEGIN EXERCISE 5
     def _set(self):
+        """``inference_mode()``: grad mode off, inference mode on; ``inference_mode(False)``: the reverse."""
         _state.grad_enabled = not self._args[0]
         _state.inference = self._args[0]
+    # END EXERCISE 5

@@ -209,12 +209,19 @@ class Tensor:
         """Ones of ``size`` with this tensor's dtype and device (what backward() starts from)."""
         return Tensor(self._data.new_ones(size))
 
+    # BEGIN EXERCISE 5
     def detach(self):
+        """A new tensor out of the graph (no grad_fn, requires_grad False) on the same memory, sharing
+        the version counter too: an in-place edit of either is seen by graphs that saved the other.
+        The detach of an inference tensor is an inference tensor."""
         out = Tensor(self._data)
         if self._version_counter is not None:
             out._version_counter = self._version_counter
+        # BEGIN NEW IN EXERCISE 5
         out._is_inference = self._is_inference
+        # END NEW IN EXERCISE 5
         return out
+    # END EXERCISE 5
 
     def detach_(self):
         self._grad_fn = None

@@ -23,6 +23,8 @@ MISTAKES = {
                    "buffer[input_nr] = grad", "test-shared-node", "scenario 'a node shared by two paths'"),
     "ex3_freeing": ("BackwardFunction-_release_saved", "tuple(None if s is None else _FREED for s in self._saved)",
                     "tuple(_FREED for s in self._saved)", "test-seed-003", "scenario 'seed 003: m = k after backward'"),
+    "ex5_grad_modes": ("_Mode-_exit", "_state.grad_enabled = self._was_grad_enabled", "_state.grad_enabled = True",
+                       "test-nesting", "scenario 'enable_grad inside no_grad'"),
 }
 
 

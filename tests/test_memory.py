@@ -143,3 +143,22 @@ def test_the_record_starts_with_the_graphs_alive_when_first_asked():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["4000", "0"], done.stderr
+
+
+def test_the_record_starts_past_a_refused_inference_tensor():
+    """An inference tensor refused for saving leaves no half-made entry for the record to find when it
+    starts, even while the error (and the frames of its traceback) is kept."""
+    code = textwrap.dedent("""
+        import minigrad
+        from minigrad import memory
+        with minigrad.inference_mode():
+            frozen = minigrad.ones(2)
+        w = minigrad.ones(2, requires_grad=True)
+        try:
+            w * frozen
+        except RuntimeError as error:
+            kept = error
+        print(memory.saved_bytes())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["0"], done.stderr
