@@ -163,9 +163,11 @@ class _Checker(ast.NodeVisitor):
                       *([node.returns] if node.returns else [])]:
             if not _plain(value):
                 raise Rejected(value, _text(value))
-        if _is_dunder(node.name) and node.name not in DUNDERS_DEFINED:
-            raise Rejected(node, f"def {node.name}")
-        self._name(node, node.name)
+        if _is_dunder(node.name):
+            if node.name not in DUNDERS_DEFINED:
+                raise Rejected(node, f"def {node.name}")
+        else:
+            self._name(node, node.name)
         for statement in node.body:
             self.visit(statement)
         for value in [*arguments.defaults, *filter(None, arguments.kw_defaults)]:

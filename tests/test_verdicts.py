@@ -112,6 +112,7 @@ def test_graded_code_rejects_each_construct_naming_it(code, construct):
     "        ctx.shape = a.shape\n        return getattr(a, '_data') * b._data",
     "def f(node):\n    heap = []\n    heapq.heappush(heap, node)\n    return heap",
     "x = 3\nos.system('top-level statements are dropped, not run')",
+    "class Ema:\n    def __init__(self, decay):\n        self.decay = decay\n    def __repr__(self):\n        return 'Ema'",
 ])
 def test_graded_code_keeps_what_minigrad_code_needs(code):
     assert violation(definitions(code), "cell 4") is None
