@@ -38,10 +38,11 @@
 #    (`add_`, `mul_`, `+=`, `x[i] = v`, ...). Autograd records the edit when grad mode is on
 #    (`grad_mode._state.grad_enabled`) and `self` or a tensor among `args` requires grad; otherwise
 #    it is a plain `_mutate` on storage (pass each tensor argument's `_data`). A recorded edit is
-#    refused on a leaf that requires grad (`ERR_LEAF_INPLACE`) and, for a view (`self._view` is not
-#    None: call `views.check_inplace(self)` first), on a view whose base `self._view.base` is such a
-#    leaf (`ERR_VIEW_OF_LEAF_INPLACE`). Otherwise `self._record_inplace(function, *args)` records it,
-#    and the version goes up by one, as after a plain edit. Return `self`.
+#    checked in torch's order: when `self` is a view (`self._view` is not None), first
+#    `views.check_inplace(self)` (a view made under no_grad), then a base `self._view.base` that is
+#    a leaf requiring grad (`ERR_VIEW_OF_LEAF_INPLACE`); then `self` itself being a leaf that requires
+#    grad (`ERR_LEAF_INPLACE`). Otherwise `self._record_inplace(function, *args)` records it, and the
+#    version goes up by one, as after a plain edit. Return `self`.
 #
 # The graded tests re-run the lesson's scenarios with PyTorch and with your minigrad. An error must
 # be of torch's type everywhere; its wording is graded once, in `test-error-message`.
