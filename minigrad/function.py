@@ -197,11 +197,20 @@ class SavedTensor:
         else:
             self.tensor = tensor
 
+    # BEGIN EXERCISE 4
     def unpack(self, node):
+        """The saved tensor, for ``node``'s backward or its ``_saved_*`` attributes: refused
+        (``_raise_modified``) when its version moved since it was saved, that is, when it was edited
+        in place; else the tensor itself, or a saved output of ``node`` rebuilt (``_output``)."""
+        # BEGIN NEW IN EXERCISE 4
         if self.version_counter.version != self.saved_version:
             self._raise_modified(node)
-        if self.tensor is not None:
-            return self.tensor
+        # END NEW IN EXERCISE 4
+        return self.tensor if self.tensor is not None else self._output(node)
+    # END EXERCISE 4
+
+    def _output(self, node):
+        """A saved output of ``node``, with its grad_fn pointing back at the node again."""
         out = Tensor(self.data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
         out._version_counter = self.version_counter
         return out
@@ -212,28 +221,50 @@ class SavedTensor:
             return (self.data,)
         return () if self.tensor._is_wrapped_number else (self.tensor._data,)
 
+    # BEGIN EXERCISE 4
     def _raise_modified(self, node):
-        """torch's message names the node that produced the tensor, as it is now (after any rebase)."""
+        """torch's error for a saved tensor edited in place (``ERR_MODIFIED``). It describes the
+        tensor (``tensor_description(data)``) and, when it has one, the node that produced it
+        (``op_name``), as it is now: for a saved output of ``node`` (``self.tensor`` is None:
+        ``self.data``, ``self.output_nr``), ``node`` itself; for a saved input, its current grad_fn
+        and output_nr (a leaf has none). Then its version now, and the version it had when saved."""
         if self.tensor is None:
             data, producer, output_nr = self.data, node, self.output_nr
         else:
             data, producer, output_nr = self.tensor._data, self.tensor.grad_fn, self.tensor._output_nr
-        kind = f"torch.{'cuda.' if data.is_cuda else ''}{_TYPE_NAMES.get(data.dtype, str(data.dtype))}"
-        described = f"[{kind} [{', '.join(map(str, data.shape))}]]"
+        described = tensor_description(data)
         if producer is not None:
-            # torch's forms: "ExpBackward0" -> "Exp", "PowBackward1" -> "Pow1", "...CopyBackwards" whole
-            name = re.sub(r"Backward(\d*)$", lambda m: "" if m[1] in ("", "0") else m[1], producer.name())
-            described += f", which is output {output_nr} of {name},"
-        hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
-                "The variable in question was changed in there or anywhere later. Good luck!"
-                if grad_mode.anomaly.enabled else
-                "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-        raise RuntimeError(
-            "one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: {described} is at version {self.version_counter.version}; expected version "
-            f"{self.saved_version} instead. {hint}"
-        )
+            described += f", which is output {output_nr} of {op_name(producer)},"
+        raise RuntimeError(ERR_MODIFIED.format(tensor=described, version=self.version_counter.version,
+                                               saved=self.saved_version, hint=anomaly_hint()))
+    # END EXERCISE 4
+
+
+ERR_MODIFIED = (
+    "one of the variables needed for gradient computation has been modified by an inplace operation: {tensor} is "
+    "at version {version}; expected version {saved} instead. {hint}"
+)
+
+
+def tensor_description(data):
+    """A tensor as torch's messages show it: ``[torch.FloatTensor [2, 3]]`` (``torch.cuda.`` on CUDA)."""
+    kind = f"torch.{'cuda.' if data.is_cuda else ''}{_TYPE_NAMES.get(data.dtype, str(data.dtype))}"
+    return f"[{kind} [{', '.join(map(str, data.shape))}]]"
+
+
+def op_name(node):
+    """A node as torch's version error names it: "ExpBackward0" -> "Exp", "PowBackward1" -> "Pow1",
+    "...CopyBackwards" whole."""
+    return re.sub(r"Backward(\d*)$", lambda m: "" if m[1] in ("", "0") else m[1], node.name())
+
+
+def anomaly_hint():
+    """The last sentences of torch's version error, which depend on anomaly detection."""
+    if grad_mode.anomaly.enabled:
+        return ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!")
+    return ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 class PackedTensor:

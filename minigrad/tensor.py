@@ -9,6 +9,9 @@ from .utils.hooks import RemovableHandle
 
 ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 ERR_VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+ERR_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
 WARN_NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
     "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -563,10 +566,15 @@ class Tensor:
         return out
 
     # --- in-place ---------------------------------------------------------------------------
+    # BEGIN EXERCISE 4
     def _inplace(self, function, storage_op, *args):
-        """Run ``function`` on self in place and bump the version. When autograd records it, self
-        moves onto the new node (torch's rebase); when self is a view, its base moves onto a
-        CopySlices node that routes the view's part of the gradient through ``function``."""
+        """Run ``function`` on self in place (``add_``, ``mul_``, ``x[i] = v``, ...), ``storage_op``
+        being its kernel on storage. Autograd records the edit when grad mode is on and self or a
+        tensor among ``args`` requires grad; otherwise it is a plain edit (``_mutate``). A recorded
+        edit of a leaf that requires grad, or of a view of one, is refused (torch's errors): the
+        leaf would take a grad_fn and stop being the leaf whose gradient you asked for (a view made
+        under no_grad is refused first, by ``views.check_inplace``). After the recorded edit the
+        version goes up by one, as after a plain edit."""
         recording = grad_mode._state.grad_enabled and (
             self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
         if not recording:
@@ -574,34 +582,50 @@ class Tensor:
         view = self._view
         if view is not None:
             views.check_inplace(self)
+            # BEGIN NEW IN EXERCISE 4
             if view.base._requires_grad and view.base.grad_fn is None:
                 raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+            # END NEW IN EXERCISE 4
+        # BEGIN NEW IN EXERCISE 4
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError(ERR_LEAF_INPLACE)
+        # END NEW IN EXERCISE 4
+        self._record_inplace(function, *args)
+        # BEGIN NEW IN EXERCISE 4
+        self._version_counter.version += 1
+        # END NEW IN EXERCISE 4
+        return self
+    # END EXERCISE 4
+
+    def _record_inplace(self, function, *args):
+        """Apply ``function`` to self and take its result in place: self moves onto the new node
+        (torch's rebase); when self is a view, its base moves onto a CopySlices node that routes the
+        view's part of the gradient through ``function``."""
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
         self._data.copy_(result._data)
-        if view is None:
+        if self._view is None:
             self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
         else:
             views.rebase(self, result._grad_fn)
-        self._version_counter.version += 1
-        return self
 
+    # BEGIN EXERCISE 4
     def _mutate(self, storage_op, *args):
-        """Edit the storage in place where autograd records nothing: run the kernel, then (as torch,
-        after the kernel: the values have changed when it raises) refuse an inference tensor outside
-        inference mode, then bump the version."""
+        """Edit the storage in place where autograd records nothing (grad mode off, or nothing
+        requires grad; optimizers' updates, nn.init): run the kernel, then bump the version (after
+        the kernel, as torch: an edit that fails changes nothing). An inference tensor has no
+        version counter: editing it is refused outside inference mode (after the kernel, as torch:
+        the values have changed when it raises)."""
         storage_op(self._data, *args)
+        # BEGIN NEW IN EXERCISE 4
         if self._version_counter is None:
-            if not grad_mode._state.inference:
-                raise RuntimeError(
-                    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
-                    "clone to get a normal tensor before doing inplace update.See "
-                    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+            if not grad_mode.is_inference_mode_enabled():
+                raise RuntimeError(ERR_INFERENCE_INPLACE)
         else:
             self._version_counter.version += 1
+        # END NEW IN EXERCISE 4
         return self
+    # END EXERCISE 4
 
     def _recorded_copy(self):
         """A copy of self's values that keeps self's place in the graph, for ops that save ``self``."""

@@ -23,6 +23,10 @@ MISTAKES = {
                    "buffer[input_nr] = grad", "test-shared-node", "scenario 'a node shared by two paths'"),
     "ex3_freeing": ("BackwardFunction-_release_saved", "tuple(None if s is None else _FREED for s in self._saved)",
                     "tuple(_FREED for s in self._saved)", "test-seed-003", "scenario 'seed 003: m = k after backward'"),
+    "ex4_versions": ("Tensor-_inplace", "    if not recording:\n",
+                     "    if self._requires_grad and self.grad_fn is None:\n"
+                     "        raise RuntimeError(ERR_LEAF_INPLACE)\n    if not recording:\n",
+                     "test-leaf", "scenario 'an update under no_grad, as optimizers do'"),
     "ex5_grad_modes": ("_Mode-_exit", "_state.grad_enabled = self._was_grad_enabled", "_state.grad_enabled = True",
                        "test-nesting", "scenario 'enable_grad inside no_grad'"),
 }

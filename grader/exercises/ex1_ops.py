@@ -180,16 +180,18 @@ check("a.exp()", exp_graph, (3,))
 check("a.exp(), 2-D", exp_graph, (2, 2))
 
 
-def exp_result_edited(lib):
-    """Editing the result in place must trip the version check: proof that the result was saved."""
+def exp_result_shared(lib):
+    """The saved result is the output itself, not a copy: it shares y's memory, so an edit of y
+    made after reading it shows through it (reading it after the edit is exercise 4's error)."""
     a = lib.ones(3, dtype=lib.float64, requires_grad=True)
     y = a.exp()
+    saved = y.grad_fn._saved_result
     with lib.no_grad():
         y.add_(1)
-    return y.grad_fn(lib.ones(3, dtype=lib.float64))
+    return saved, saved.grad_fn
 
 
-check("a.exp() whose result is edited in place", exp_result_edited)
+check("a.exp()'s saved result shares y's memory", exp_result_shared)
 ### END HIDDEN TESTS
 
 # %% markdown

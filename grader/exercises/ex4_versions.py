@@ -1,0 +1,397 @@
+# %% markdown
+# # Exercise 4 — in-place edits and version counters
+#
+# *Lesson: `course/04_inplace_and_versions.ipynb`.*
+#
+# Until now minigrad edited tensors in place without keeping count, so a node that saved a tensor
+# could not tell that the tensor had been edited since, and minigrad let you edit a leaf that
+# requires grad. You write the three pieces that give minigrad torch's behaviour.
+#
+# Every minigrad tensor has a **version counter**, `t._version_counter` (its number is
+# `t._version`): an object shared by every tensor that shares the memory (views, and `detach()`),
+# whose number goes up by one at each in-place edit. A node that saves a tensor keeps the counter and
+# the number it had then (a `SavedTensor`: `version_counter`, `saved_version`). An inference tensor
+# (made in `inference_mode`) has no counter: `_version_counter` is `None`.
+#
+# 1. **The version bump.** `Tensor._mutate(self, storage_op, *args)` is the in-place edit autograd
+#    does not record (grad mode off, or nothing requires grad: optimizers' updates and `nn.init` go
+#    through it): run `storage_op(self._data, *args)`, then bump the counter. Bump *after* the kernel:
+#    an edit that fails (shapes that don't broadcast) changes nothing. An inference tensor has no
+#    counter: outside inference mode (`grad_mode.is_inference_mode_enabled()` is false) raise
+#    `RuntimeError(ERR_INFERENCE_INPLACE)`; inside, the edit is all. Return `self`. (Inference
+#    tensors come with exercise 5's `inference_mode`: until you write it no test can make one, so
+#    this exercise grades the counter and not this branch.)
+#    (`Tensor.detach` is given: a new tensor on the same storage, with no history, sharing `self`'s
+#    counter, so that editing the detached tensor is an edit the graph sees. You write it in exercise 5.)
+# 2. **The saved-version check.** `SavedTensor.unpack(self, node)` hands a saved tensor to `node`'s
+#    backward (and to `grad_fn._saved_*`): if the counter's number is no longer the one saved, let
+#    `_raise_modified` raise (it takes the node); otherwise return `self.tensor`, or, when it is
+#    `None` (the tensor was an output of `node`, saved without it to avoid a cycle),
+#    `self._output(node)`.
+#    `SavedTensor._raise_modified(self, node)` raises torch's error, `ERR_MODIFIED` with its four
+#    fields filled: `tensor` is `tensor_description(data)` of the saved tensor's storage, followed,
+#    when the tensor has a producer, by `", which is output {output_nr} of {op_name(producer)},"`; the
+#    producer of a saved output is `node` itself (its storage `self.data`, its number
+#    `self.output_nr`); of a saved input `self.tensor`, its `grad_fn` as it is now (None for a leaf)
+#    and its `_output_nr`. Then `version` (the number now), `saved` (the number at saving time) and
+#    `hint=anomaly_hint()`.
+# 3. **The leaf check.** `Tensor._inplace(self, function, storage_op, *args)` runs every in-place op
+#    (`add_`, `mul_`, `+=`, `x[i] = v`, ...). Autograd records the edit when grad mode is on
+#    (`grad_mode._state.grad_enabled`) and `self` or a tensor among `args` requires grad; otherwise
+#    it is a plain `_mutate` on storage (pass each tensor argument's `_data`). A recorded edit is
+#    checked in torch's order: when `self` is a view (`self._view` is not None), first
+#    `views.check_inplace(self)` (a view made under no_grad), then a base `self._view.base` that is
+#    a leaf requiring grad (`ERR_VIEW_OF_LEAF_INPLACE`); then `self` itself being a leaf that requires
+#    grad (`ERR_LEAF_INPLACE`). Otherwise `self._record_inplace(function, *args)` records it, and the
+#    version goes up by one, as after a plain edit. Return `self`.
+#
+# The graded tests re-run the lesson's scenarios with PyTorch and with your minigrad. An error must
+# be of torch's type everywhere; its wording is graded once, in `test-error-message`.
+#
+# When your work is graded, only your definitions run (imports, functions, classes, constants);
+# keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
+# standard modules (heapq, itertools, functools, collections, typing), and may not use torch's own
+# autograd, files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate names any such construct
+# ("not graded: `import os` at ... line 2 is not allowed in graded code").
+# %% locked setup
+import torch
+
+import minigrad
+from minigrad import grad_mode, views
+from minigrad.function import ERR_MODIFIED, SavedTensor, anomaly_hint, op_name, tensor_description
+from minigrad.tensor import ERR_INFERENCE_INPLACE, ERR_LEAF_INPLACE, ERR_VIEW_OF_LEAF_INPLACE, Tensor
+from minigrad.testing import check, graded, outcome
+
+# %% markdown
+# ## Part 1 — the version bump: `_mutate`
+# %% part Tensor._mutate
+# %% locked plug-mutate
+Tensor._mutate = _mutate
+graded(_mutate)
+# %% markdown
+# ## Part 2 — the saved-version check: `unpack` and `_raise_modified`
+# %% part SavedTensor.unpack
+# %% locked plug-unpack
+SavedTensor.unpack = unpack
+graded(unpack)
+# %% part SavedTensor._raise_modified
+# %% locked plug-raise_modified
+SavedTensor._raise_modified = _raise_modified
+graded(_raise_modified)
+# %% markdown
+# ## Part 3 — the leaf check: `_inplace`
+# %% part Tensor._inplace
+# %% locked plug-inplace
+Tensor._inplace = _inplace
+graded(_inplace)
+# %% code
+# Try it: a = minigrad.ones(2); a.add_(1); a._version   then   w = minigrad.ones(2, requires_grad=True); w.mul_(2)
+# %% tests test-version-bump 2+1
+def versions(lib):
+    """Each in-place op bumps the version by one, under no_grad too; an out-of-place op makes a new
+    tensor (its own counter, at 0) and bumps nothing."""
+    a = lib.ones(3)
+    seen = {"new": a._version}
+    with lib.no_grad():
+        b = a * 2
+        seen["a * 2 under no_grad"] = a._version
+        a.mul_(2)
+        seen["a.mul_(2) under no_grad"] = a._version
+    a += 1
+    a[0] = 5.0
+    a.zero_()
+    seen["+=, a[0] = 5., zero_()"] = a._version
+    seen["b"] = b._version
+    return seen
+
+
+def recorded_edit(lib):
+    """An edit autograd records (y requires grad) bumps the version too."""
+    a = lib.ones(2, requires_grad=True)
+    y = a * 2
+    y.add_(1)
+    y.mul_(3)
+    return y._version, y.grad_fn, a._version
+
+
+def failed_edit(lib, recorded):
+    """An in-place op that fails (shapes that don't broadcast) changes nothing, its version included."""
+    a = lib.ones(2, requires_grad=recorded)
+    y = a * 2 if recorded else a
+    return outcome(lambda: y.add_(lib.ones(3))), y._version
+
+
+check("in-place ops bump, out-of-place ones don't", versions)
+check("a recorded in-place op bumps", recorded_edit)
+check("a failed in-place op does not bump", failed_edit, False)
+check("a failed recorded in-place op does not bump", failed_edit, True)
+### BEGIN HIDDEN TESTS
+
+
+def sgd_step(layer, lr):
+    """What torch.optim.SGD's step does (without importing torch.optim, slow to load): each
+    parameter updated in place under no_grad."""
+    for p in layer.parameters():
+        p.add_(p.grad, alpha=-lr)
+
+
+def updates_and_clipping(lib):
+    """nn.init, SGD steps and clip_grad_norm_ edit in place under no_grad: versions go up."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    initialized = layer.weight._version
+    for _ in range(2):
+        layer.zero_grad()
+        layer(lib.ones(3)).sum().backward()
+        lib.nn.utils.clip_grad_norm_(layer.parameters(), 0.5)
+        with lib.no_grad():
+            sgd_step(layer, 0.1)
+    return initialized, layer.weight._version, layer.bias._version, layer.weight.grad._version, layer.weight
+
+
+check("nn.init, SGD updates and gradient clipping bump versions", updates_and_clipping)
+### END HIDDEN TESTS
+
+# %% tests test-detach 1+1
+def detach_shares(lib):
+    """y.detach() shares y's memory and version counter: editing it is an edit of y, whose value
+    exp's node saved, so backward refuses."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = a.exp()
+    d = y.detach()
+    d.mul_(2)
+    return {"y": y, "y._version": y._version, "d._version": d._version, "d.grad_fn": d.grad_fn,
+            "backward": outcome(y.sum().backward)}
+
+
+check("y.detach() edited in place", detach_shares)
+### BEGIN HIDDEN TESTS
+
+
+def detached_parameter(lib):
+    """Editing a parameter through .detach() is allowed (the detached tensor requires no grad), and
+    the graph that saved the parameter sees it."""
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    x = lib.tensor([3.0, 4.0], requires_grad=True)
+    y = (w * x).sum()
+    w.detach().add_(1)
+    return w._version, w, outcome(y.backward), x.grad
+
+
+check("a parameter edited through .detach()", detached_parameter)
+### END HIDDEN TESTS
+
+# %% tests test-saved-version 2+1
+def saved_then_edited(lib):
+    """b is saved by a * b; editing b in place afterwards makes the saved tensor stale: backward
+    refuses (the version check), and so does reading it."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0])
+    y = a * b
+    b.add_(1)
+    return {"saved other": outcome(lambda: y.grad_fn._saved_other), "backward": outcome(y.sum().backward),
+            "a.grad": a.grad}
+
+
+def which_is_saved(lib, edited):
+    """Seed 002: output = self * other with only self requiring grad saves other alone; editing self
+    in place leaves backward working, editing other makes it fail."""
+    lib.manual_seed(0)
+    leaf = lib.rand(4, requires_grad=True)
+    self = leaf.clone()
+    other = lib.rand(4)
+    output = self * other
+    if edited == "self":
+        self += 1
+    else:
+        other += 1
+    return outcome(lambda: output.backward(lib.ones_like(output))), leaf.grad, self._version, other._version
+
+
+check("a saved tensor edited in place", saved_then_edited)
+check("seed 002: self += 1", which_is_saved, "self")
+check("seed 002: other += 1", which_is_saved, "other")
+### BEGIN HIDDEN TESTS
+
+
+def result_edited_under_no_grad(lib):
+    """Seed 000's point: no_grad does not stop the version check (the edit still bumps _version)."""
+    a = lib.tensor([0.5, 1.0], requires_grad=True)
+    y = a.exp()
+    with lib.no_grad():
+        y.mul_(2)
+    return outcome(y.sum().backward), a.grad
+
+
+def edited_after_retained_backward(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
+    y = (a * b).sum()
+    y.backward(retain_graph=True)
+    with lib.no_grad():
+        b.mul_(2)
+    return outcome(y.backward), a.grad
+
+
+def edited_back(lib):
+    """The check compares versions, not values: an edit undone is still two edits."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0])
+    y = a * b
+    b.add_(1)
+    b.sub_(1)
+    return outcome(y.sum().backward), b._version
+
+
+check("the result of exp edited under no_grad", result_edited_under_no_grad)
+check("edited between two backward passes", edited_after_retained_backward)
+check("edited, then edited back", edited_back)
+### END HIDDEN TESTS
+
+# %% tests test-leaf 2+1
+IN_PLACE_ON_LEAF = {
+    "x += 1": lambda x: x.__iadd__(1),
+    "x.mul_(2)": lambda x: x.mul_(2),
+    "x[0] = 5.": lambda x: x.__setitem__(0, 5.0),
+}
+
+
+def in_place_on_leaf(lib, edit):
+    """Seed 004: an in-place edit of a leaf that requires grad is refused, and changes nothing."""
+    x = lib.ones(3, requires_grad=True)
+    return outcome(IN_PLACE_ON_LEAF[edit], x), x._version, x, x.is_leaf
+
+
+def update_under_no_grad(lib):
+    """What an optimizer does: the same kind of edit under no_grad works, bumps the version, and
+    leaves w a leaf."""
+    w = lib.ones(3, requires_grad=True)
+    (w * 2).sum().backward()
+    with lib.no_grad():
+        w -= 0.1 * w.grad
+    return w, w._version, w.is_leaf, w.grad_fn
+
+
+def allowed_edits(lib):
+    """A non-leaf may be edited in place (recorded: it moves onto the new node); so may a leaf that
+    does not require grad, with an argument that does."""
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = w * 3
+    y += 1
+    b = lib.zeros(2)
+    b.add_(w)
+    (y * b).sum().backward()
+    return y.grad_fn, b.grad_fn, b.is_leaf, w.grad, y._version, b._version
+
+
+for edit in IN_PLACE_ON_LEAF:
+    check(f"seed 004: {edit} on a leaf that requires grad", in_place_on_leaf, edit)
+check("an update under no_grad, as optimizers do", update_under_no_grad)
+check("in-place edits of a non-leaf, and of a leaf without grad", allowed_edits)
+### BEGIN HIDDEN TESTS
+
+
+def view_of_leaf(lib, under_no_grad):
+    x = lib.ones(3, requires_grad=True)
+    if under_no_grad:
+        with lib.no_grad():
+            result = outcome(lambda: x[0].mul_(2))
+    else:
+        result = outcome(lambda: x[0].mul_(2))
+    return result, x._version, x
+
+
+def sgd_steps(lib):
+    """A few SGD steps (as torch.optim.SGD's step): each edits the parameters in place under no_grad."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 1)
+    x, target = lib.randn(4, 3), lib.randn(4, 1)
+    for _ in range(3):
+        layer.zero_grad()
+        ((layer(x) - target) ** 2).mean().backward()
+        with lib.no_grad():
+            for p in layer.parameters():
+                p.add_(p.grad, alpha=-0.1)
+    return layer.weight, layer.bias, layer.weight._version, layer.weight.is_leaf
+
+
+def view_of_non_leaf(lib):
+    """A view of a non-leaf edited in place: recorded (the base moves onto CopySlices), version bumped."""
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * 2
+    v = y[1:]
+    v.mul_(3)
+    y.sum().backward()
+    return y.grad_fn, v.grad_fn, y._version, a.grad
+
+
+check("a view of a leaf edited in place", view_of_leaf, False)
+check("a view of a leaf edited under no_grad", view_of_leaf, True)
+check("three SGD steps", sgd_steps)
+check("a view of a non-leaf edited in place", view_of_non_leaf)
+### END HIDDEN TESTS
+
+# %% tests test-error-message 2
+def every_error(lib):
+    """Each error of this exercise: a saved leaf edited twice (no producer), a saved output edited (its
+    node produced it), a saved non-leaf edited, and the two leaf errors."""
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0])
+    y = a * b
+    b.add_(1)
+    b.add_(1)
+    z = a.exp()
+    with lib.no_grad():
+        z.mul_(2)
+    h = a * 2
+    p = h * a
+    with lib.no_grad():
+        h.add_(1)
+    return {"saved leaf": outcome(y.sum().backward), "saved output": outcome(z.sum().backward),
+            "saved non-leaf": outcome(p.sum().backward), "leaf": outcome(lambda: a.add_(1)),
+            "view of a leaf": outcome(lambda: a[0].add_(1))}
+
+
+check("every error, word for word", every_error, message=True)
+
+# %% tests test-seed-000 2+1
+def tiny_vq(lib, update, clone=False, steps=2):
+    """Seed 000, small: an encoder, a codebook buffer (3 codes of 2 numbers, its columns) updated by
+    an exponential moving average, straight-through quantization into a decoder, and a commitment
+    term through flat @ codebook (which saves the codebook). ``update``: where the EMA update runs —
+    "in forward", "in forward, no_grad", "after backward" or "after backward, no_grad"."""
+    lib.manual_seed(0)
+    encoder, decoder = lib.nn.Linear(4, 2), lib.nn.Linear(2, 4)
+    codebook = lib.randn(2, 3)
+    x = lib.randn(6, 4)
+
+    def ema_update(flat, codes):
+        codebook.mul_(0.9).add_(flat.t() @ codes, alpha=0.1)
+
+    results = []
+    for _ in range(steps):
+        flat = encoder(x)
+        used = codebook.clone() if clone else codebook
+        scores = flat @ used
+        best = scores.max(dim=1, keepdim=True).values
+        codes = (scores == best).float()
+        quantized = flat + (codes @ used.t() - flat).detach()
+        if update.startswith("in forward"):
+            with lib.no_grad() if update.endswith("no_grad") else lib.enable_grad():
+                ema_update(flat, codes)
+        loss = (decoder(quantized) - x).abs().mean() - 0.25 * best.mean()
+        results.append(outcome(loss.backward))
+        if update.startswith("after backward"):
+            with lib.no_grad() if update.endswith("no_grad") else lib.enable_grad():
+                ema_update(flat, codes)
+    return results, codebook._version, encoder.weight.grad
+
+
+check("seed 000: the EMA update in forward", tiny_vq, "in forward")
+check("seed 000: the EMA update in forward, under no_grad", tiny_vq, "in forward, no_grad")
+check("seed 000: the EMA update after backward, under no_grad", tiny_vq, "after backward, no_grad")
+### BEGIN HIDDEN TESTS
+check("seed 000: the EMA update after backward, grad mode on", tiny_vq, "after backward")
+check("seed 000: forward on a clone, update under no_grad", tiny_vq, "in forward, no_grad", True)
+check("seed 000: forward on a clone, update with grad mode on", tiny_vq, "in forward", True, 3)
+### END HIDDEN TESTS
