@@ -68,10 +68,16 @@ def _ledger():
     if function._ledger is None:
         ledger = _Ledger()
         for obj in gc.get_objects():
-            if type(obj) in (function.SavedTensor, function.PackedTensor):
+            if type(obj) in (function.SavedTensor, function.PackedTensor) and _made(obj):
                 ledger.add(obj)
         function._ledger = ledger
     return function._ledger
+
+
+def _made(saved):
+    """Whether a saved entry was made whole. One whose making raised (an inference tensor, a pack
+    hook that failed) is in no graph, but an error's traceback can keep it alive, and gc finds it."""
+    return hasattr(saved, "packed" if isinstance(saved, function.PackedTensor) else "version_counter")
 
 
 def saved_bytes():

@@ -143,3 +143,24 @@ def test_the_record_starts_with_the_graphs_alive_when_first_asked():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["4000", "0"], done.stderr
+
+
+def test_an_entry_whose_saving_failed_is_not_counted():
+    """In a fresh process: saving an inference tensor fails half-way; the error kept in a variable
+    keeps that half-made entry alive (a reference cycle through the traceback), and the record,
+    started after, skips it."""
+    code = textwrap.dedent("""
+        import gc
+        import minigrad
+        from minigrad import memory
+        gc.disable()
+        with minigrad.inference_mode():
+            x = minigrad.ones(4)
+        try:
+            minigrad.ones(4, requires_grad=True) * x
+        except RuntimeError as error:
+            kept = error
+        print(memory.saved_bytes())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["0"], done.stderr
