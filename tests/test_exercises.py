@@ -23,6 +23,8 @@ MISTAKES = {
                    "buffer[input_nr] = grad", "test-shared-node", "scenario 'a node shared by two paths'"),
     "ex3_freeing": ("BackwardFunction-_release_saved", "tuple(None if s is None else _FREED for s in self._saved)",
                     "tuple(_FREED for s in self._saved)", "test-seed-003", "scenario 'seed 003: m = k after backward'"),
+    "ex8_checkpoint": ("_Frame-unpack", "    if holder.value is None:\n        self.recompute()", "    self.recompute()",
+                       "test-body-runs", "scenario 'a counter in the body: forward, backward, early stop'"),
 }
 
 
