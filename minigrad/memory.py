@@ -68,10 +68,16 @@ def _ledger():
     if function._ledger is None:
         ledger = _Ledger()
         for obj in gc.get_objects():
-            if type(obj) in (function.SavedTensor, function.PackedTensor):
+            if type(obj) in (function.SavedTensor, function.PackedTensor) and _made(obj):
                 ledger.add(obj)
         function._ledger = ledger
     return function._ledger
+
+
+def _made(saved):
+    """Whether a saved entry was made whole: one whose pack hook raised is in no graph, but the
+    error's traceback can keep it alive, and gc finds it."""
+    return not isinstance(saved, function.PackedTensor) or hasattr(saved, "packed")
 
 
 def saved_bytes():

@@ -29,6 +29,8 @@ MISTAKES = {
                      "test-leaf", "scenario 'an update under no_grad, as optimizers do'"),
     "ex5_grad_modes": ("_Mode-_exit", "_state.grad_enabled = self._was_grad_enabled", "_state.grad_enabled = True",
                        "test-nesting", "scenario 'enable_grad inside no_grad'"),
+    "ex8_checkpoint": ("_Frame-unpack", "    if holder.value is None:\n        self.recompute()", "    self.recompute()",
+                       "test-body-runs", "scenario 'a counter in the body: forward, backward, early stop'"),
 }
 
 

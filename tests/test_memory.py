@@ -162,3 +162,25 @@ def test_the_record_starts_past_a_refused_inference_tensor():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["0"], done.stderr
+
+
+def test_the_record_starts_past_a_pack_hook_that_raised():
+    """A pack hook that raises leaves a half-made entry that the error's traceback keeps alive: the
+    record, started after, skips it."""
+    code = textwrap.dedent("""
+        import gc
+        import minigrad
+        from minigrad import memory
+        gc.disable()
+        def refuse(tensor):
+            raise ValueError("no")
+        w = minigrad.ones(4, requires_grad=True)
+        try:
+            with minigrad.autograd.graph.saved_tensors_hooks(refuse, lambda packed: packed):
+                w * w
+        except ValueError as error:
+            kept = error
+        print(memory.saved_bytes())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["0"], done.stderr

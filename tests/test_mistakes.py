@@ -243,6 +243,66 @@ MISTAKES = {
          "        if view.base._requires_grad and view.base.grad_fn is None:\n"
          "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "", "test-leaf"),
     ],
+    "ex8_checkpoint": [
+        ("the inputs kept as they are, not saved (an in-place edit goes unseen)", "checkpointed_forward",
+         "inputs = [save(arg) if isinstance(arg, Tensor) else arg for arg in args]", "inputs = list(args)",
+         "test-inputs"),
+        ("the body run twice in the forward (once without the hooks, for the output)", "checkpointed_forward",
+         "    with saved_tensors_hooks(frame.pack, frame.unpack):\n        return function(*args, **kwargs)",
+         "    output = function(*args, **kwargs)\n    with saved_tensors_hooks(frame.pack, frame.unpack):\n"
+         "        function(*args, **kwargs)\n    return output", "test-body-runs"),
+        ("no shortcut without grad mode", "checkpointed_forward",
+         "    if not grad_mode.is_grad_enabled():\n        return function(*args, **kwargs)\n", "",
+         "test-body-runs-hidden"),
+        ("pack keeps the tensor in the holder: nothing is recomputed", "_Frame-pack", "    holder = _Holder()\n",
+         "    holder = _Holder()\n    holder.value = tensor.detach()\n", "test-body-runs"),
+        ("pack does not record the holder", "_Frame-pack", "    self.holders.append(holder)\n", "", "test-gradients"),
+        ("unpack recomputes on every unpack", "_Frame-unpack", "    if holder.value is None:\n        self.recompute()",
+         "    self.recompute()", "test-body-runs"),
+        ("unpack leaves the tensor in the holder (the next backward does not recompute)", "_Frame-unpack",
+         "value, holder.value = holder.value, None", "value = holder.value", "test-body-runs"),
+        ("the forward's random state not replayed", "_Frame-recompute",
+         "            if self.rng is not None:\n                _set_rng_state(self.rng)\n", "", "test-random"),
+        ("the random state replayed without fork_rng (the generator outside is rewound)", "_Frame-recompute",
+         "enabled=self.rng is not None", "enabled=False", "test-random"),
+        ("recomputed in backward's grad mode (off: the body saves nothing)", "_Frame-recompute",
+         "saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():",
+         "saved_tensors_hooks(fill, lambda kept: kept.value):", "test-gradients"),
+        ("the recomputed tensors not detached (their graph stays alive in a cycle)", "_Frame-recompute",
+         "kept.value = tensor.detach()", "kept.value = tensor", "test-memory-hidden"),
+        ("the holders filled in reverse order", "_Frame-recompute", "holder = self.holders[filled]",
+         "holder = self.holders[len(self.holders) - 1 - filled]", "test-gradients"),
+        ("no early stop: the whole body runs again, counted at the end", "_Frame-recompute",
+         """        filled += 1
+        if filled == len(self.holders):
+            raise _StopRecomputation
+        return kept
+
+    args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
+    devices = [] if self.rng is None else self.rng[1]
+    try:
+        with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \\
+                saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
+            if self.rng is not None:
+                _set_rng_state(self.rng)
+            self.function(*args, **self.kwargs)
+    except _StopRecomputation:
+        return
+    raise CheckpointError(""",
+         """        filled += 1
+        return kept
+
+    args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
+    devices = [] if self.rng is None else self.rng[1]
+    with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \\
+            saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
+        if self.rng is not None:
+            _set_rng_state(self.rng)
+        self.function(*args, **self.kwargs)
+    if filled != len(self.holders):
+        raise CheckpointError(""",
+         "test-body-runs"),
+    ],
 }
 CASES = [pytest.param(exercise, *case, id=f"{exercise}: {case[0]}") for exercise, cases in MISTAKES.items()
          for case in cases]

@@ -279,11 +279,24 @@ def inference_tensor_afterwards(lib):
             "w * frozen.clone()": flags(w * frozen.clone())}
 
 
+def inference_and_versions(lib):
+    """seed 004's "inference_mode disables version tracking": a normal tensor edited inside the block
+    is counted; an inference tensor has no counter, and may be edited in place only inside the mode."""
+    a = lib.ones(2)
+    with lib.inference_mode():
+        a.mul_(2)
+        made = lib.ones(2)
+        made.add_(1)
+    return {"a._version": a._version, "made._version": outcome(lambda: made._version),
+            "made.add_(1) outside": outcome(lambda: made.add_(1)), "made": made}
+
+
 normal_mode()
 check("inference_mode(False) inside no_grad", inference_mode_false, "no_grad")
 check("inference_mode inside no_grad", inference_inside_no_grad)
 check("@inference_mode()", decorated_inference)
 check("an inference tensor after the block", inference_tensor_afterwards)
+check("inference_mode and version counters", inference_and_versions)
 ### END HIDDEN TESTS
 
 # %% markdown
@@ -391,15 +404,15 @@ def bytes_kept_after_each_step(lib, step, model, batches, log):
     """Run ``step`` on each batch; after each, the bytes the graphs still alive keep for backward:
     minigrad's own count (minigrad.memory.saved_bytes, from the first step on), torch's through its
     saved-tensor hooks (minigrad.memory.SavedBytes)."""
-    kept = []
+    per_step = []
     hooks = minigrad.memory.SavedBytes(torch) if lib is torch else None
     gc.collect()  # graphs that died in reference cycles earlier must not leave the count during the steps
     start = minigrad.memory.saved_bytes()
     with hooks or contextlib.nullcontext():
         for batch in batches:
             step(lib, model, batch, log)
-            kept.append(hooks.current if hooks else minigrad.memory.saved_bytes() - start)
-    return kept
+            per_step.append(hooks.current if hooks else minigrad.memory.saved_bytes() - start)
+    return per_step
 
 
 def training(lib, step, steps, hidden=0):

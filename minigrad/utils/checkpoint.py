@@ -16,6 +16,7 @@ import torch
 from .. import grad_mode
 from ..autograd.graph import saved_tensors_hooks
 from ..function import PackedTensor, SavedTensor, save
+from ..grad_mode import enable_grad
 from ..tensor import Tensor
 
 __all__ = ["CheckpointError", "checkpoint"]
@@ -38,6 +39,24 @@ class _Holder:
         self.value = None
 
 
+class _Holders:
+    """The holders a checkpointed forward handed out, in the order the tensors were saved, held
+    weakly: ``holders[i]`` is None once the graph has let go of that one (its node ran and freed
+    it), and a recomputation does not fill it again."""
+
+    def __init__(self):
+        self._references = []
+
+    def append(self, holder):
+        self._references.append(weakref.ref(holder))
+
+    def __len__(self):
+        return len(self._references)
+
+    def __getitem__(self, index):
+        return self._references[index]()
+
+
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
     """``function(*args, **kwargs)``, keeping only its inputs for backward and recomputing the rest.
 
@@ -56,55 +75,75 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
             stacklevel=2)
     elif use_reentrant:
         raise NotImplementedError("minigrad's checkpoint is torch's non-reentrant one: pass use_reentrant=False")
+    return checkpointed_forward(function, args, kwargs, preserve_rng_state)
+
+
+# BEGIN EXERCISE 8
+def checkpointed_forward(function, args, kwargs, preserve_rng_state):
+    """Run ``function`` once, with the frame's hooks in force: its graph keeps holders, not tensors.
+
+    Without grad mode nothing is saved, so the body just runs. Otherwise the frame keeps what the
+    recomputation will need: the inputs, saved (so an in-place edit of one after the forward is caught
+    by the version check, as for any saved tensor), and the random state the body starts from.
+    """
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)
-    frame = _Frame(function, args, kwargs, preserve_rng_state)
+    inputs = [save(arg) if isinstance(arg, Tensor) else arg for arg in args]
+    frame = _Frame(function, inputs, kwargs, _rng_state(args) if preserve_rng_state else None)
     with saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
+# END EXERCISE 8
 
 
 class _Frame:
-    """One checkpointed call: its saved inputs, the random state it started with, and a weak
-    reference to each holder its forward handed out, in the order the tensors were saved."""
+    """One checkpointed call: its saved inputs, the random state it started with (or None), and the
+    holders its forward handed out, in the order the tensors were saved."""
 
-    def __init__(self, function, args, kwargs, preserve_rng_state):
-        self.function, self.kwargs = function, kwargs
-        self.inputs = [save(arg) if isinstance(arg, Tensor) else arg for arg in args]
-        self.holders = []
-        self.rng = _rng_state(args) if preserve_rng_state else None
+    def __init__(self, function, inputs, kwargs, rng):
+        self.function, self.inputs, self.kwargs, self.rng = function, inputs, kwargs, rng
+        self.holders = _Holders()
 
+    # BEGIN EXERCISE 8
     def pack(self, tensor):
+        """The pack hook of the forward: the graph keeps an empty holder instead of ``tensor``."""
         holder = _Holder()
-        self.holders.append(weakref.ref(holder))
+        self.holders.append(holder)
         return holder
+    # END EXERCISE 8
 
+    # BEGIN EXERCISE 8
     def unpack(self, holder):
+        """The unpack hook: the tensor backward needs. An empty holder means nothing is recomputed yet
+        in this backward: recompute (which fills every holder). The holder gives its tensor up, so
+        the graph does not keep it after this, and the next backward recomputes again."""
         if holder.value is None:
             self.recompute()
         value, holder.value = holder.value, None
         return value
+    # END EXERCISE 8
 
+    # BEGIN EXERCISE 8
     def recompute(self):
         """Run the function again from the saved inputs (version-checked), with grad mode on and the
-        forward's random state, filling the holders in order."""
-        filled = iter(self.holders)
-        count = [0]
+        forward's random state, filling the holders in order; stop once the last one is filled."""
+        filled = 0
 
-        def pack(tensor):
-            """Fill the next holder with the tensor, detached as torch does: the recomputation's own
-            graph is thrown away. That graph keeps it in a holder of its own, not as a tensor: like
-            torch's, what it saves is not the user's graphs' (minigrad.memory does not count it)."""
-            count[0] += 1
-            reference = next(filled, None)
-            if reference is None:
+        def fill(tensor):
+            """The pack hook of the recomputation: fill the next holder with the tensor, detached as
+            torch does: the recomputation's own graph is thrown away. That graph keeps it in a holder
+            of its own, not as a tensor: like torch's, what it saves is not the user's graphs'
+            (minigrad.memory does not count it)."""
+            nonlocal filled
+            if filled == len(self.holders):
                 raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
                                       "than during the original forward pass.")
             kept = _Holder()
             kept.value = tensor.detach()
-            holder = reference()
+            holder = self.holders[filled]
             if holder is not None:
                 holder.value = kept.value
-            if count[0] == len(self.holders):
+            filled += 1
+            if filled == len(self.holders):
                 raise _StopRecomputation
             return kept
 
@@ -112,7 +151,7 @@ class _Frame:
         devices = [] if self.rng is None else self.rng[1]
         try:
             with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \
-                    saved_tensors_hooks(pack, lambda kept: kept.value), grad_mode.enable_grad():
+                    saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
                 if self.rng is not None:
                     _set_rng_state(self.rng)
                 self.function(*args, **self.kwargs)
@@ -120,7 +159,8 @@ class _Frame:
             return
         raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the original "
                               f"forward and recomputation.\nNumber of tensors saved during forward: {len(self.holders)}"
-                              f"\nNumber of tensors saved during recomputation: {count[0]}.")
+                              f"\nNumber of tensors saved during recomputation: {filled}.")
+    # END EXERCISE 8
 
 
 def _rng_state(args):
