@@ -5,6 +5,8 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
     # %% code                  a code cell the learner may edit
     # %% locked NAME           a read-only code cell (nbgrader locks it)
     # %% part NAME             the solution cell of the marked part NAME (its body in the spec is empty)
+    # %% answer NAME           a solution cell written in the spec, for code that is not part of minigrad
+                               (a training loop): the reference between nbgrader's solution markers
     # %% tests NAME V+H        graded tests: visible checks worth V points, then hidden ones (between
                                nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
                                NAME-hidden — so a failing visible check reaches the learner's feedback
@@ -18,7 +20,7 @@ from .parts import solution_cell
 
 HIDDEN_START = "### BEGIN HIDDEN TESTS"
 HIDDEN_NOTE = "# Hidden tests: they run when your work is graded; your feedback says whether they passed.\n"
-HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|tests)(?: (?P<args>.*))?$", re.M)
+HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|answer|tests)(?: (?P<args>.*))?$", re.M)
 
 
 def cells_of(spec):
@@ -65,6 +67,10 @@ def build_notebook(spec, parts_by_name):
             grade_id = args[0].replace(".", "-")
             cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=grade_id,
                                              metadata=_nbgrader(grade_id, solution=True))
+        elif kind == "answer":
+            if "### BEGIN SOLUTION" not in body:
+                raise ValueError(f"answer {args[0]}: the reference goes between nbgrader's solution markers")
+            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], solution=True))
         else:
             cells += _test_cells(args[0], args[1], body)
             continue

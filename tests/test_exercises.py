@@ -23,6 +23,9 @@ MISTAKES = {
                    "buffer[input_nr] = grad", "test-shared-node", "scenario 'a node shared by two paths'"),
     "ex3_freeing": ("BackwardFunction-_release_saved", "tuple(None if s is None else _FREED for s in self._saved)",
                     "tuple(_FREED for s in self._saved)", "test-seed-003", "scenario 'seed 003: m = k after backward'"),
+    "ex6_training": ("SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
+                     'state["momentum_buffer"] = grad.clone().detach().mul_(1 - group["dampening"])', "test-sgd-options",
+                     "scenario 'SGD(momentum=0.9, dampening=0.3): the first step is not dampened'"),
 }
 
 
