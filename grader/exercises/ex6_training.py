@@ -38,6 +38,7 @@ import minigrad
 from minigrad.testing import check, graded, outcome
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
+torch.set_num_threads(1)  # the tensors here are tiny: CPU threads would spend more time waiting for each other than working
 
 # scikit-learn's digits, what sklearn.datasets.load_digits() returns: 1797 images of 8x8 pixels (0 to 16)
 # and their labels, read from the file scikit-learn ships (without importing scikit-learn: 1.5 s saved).
@@ -109,8 +110,8 @@ def sgd_steps(lib, options, steps=3, device="cpu"):
     y = lib.randn(8, 1, dtype=lib.float64).to(device)
     seen = []
     for _ in range(steps):
-        for param in model.parameters():
-            param.grad = None
+        for p in model.parameters():
+            p.grad = None
         lib.nn.functional.mse_loss(model(x), y).backward()
         optimizer.step()
         seen.append({"parameters": dict(model.named_parameters()),
@@ -133,8 +134,8 @@ def two_groups(lib):
                                                                "momentum": 0.0}], lr=0.1, momentum=0.9)
     x = lib.randn(4, 2, dtype=lib.float64)
     for _ in range(3):
-        for param in [*first.parameters(), *second.parameters()]:
-            param.grad = None
+        for p in [*first.parameters(), *second.parameters()]:
+            p.grad = None
         second(first(x)).pow(2).mean().backward()
         optimizer.step()
     return dict(first.named_parameters()), dict(second.named_parameters()), [
@@ -205,7 +206,8 @@ check("the gradient is read, not edited (maximize, weight decay)", gradient_unto
 #
 # For every parameter of every group that has a gradient (skip those whose `param.grad` is `None`):
 #
-# * `set_to_none=True` (torch's default): `param.grad = None`. The next backward makes a new tensor.
+# * `set_to_none=True` (torch's default): the gradient becomes `None`. The next backward makes a new
+#   tensor.
 # * `set_to_none=False`: keep the tensor and zero it in place, `grad.zero_()`. First make sure the
 #   zeroing is not recorded: a gradient made by a graph (it has a `grad_fn`, after
 #   `backward(create_graph=True)`) is cut from it with `grad.detach_()`; otherwise
