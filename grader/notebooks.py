@@ -63,12 +63,14 @@ def build_notebook(spec, parts_by_name):
             cell = nbformat.v4.new_code_cell(body, id=f"code-{index}")
         elif kind == "locked":
             cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], locked=True))
-        elif kind == "answer":
-            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], solution=True))
         elif kind == "part":
             grade_id = args[0].replace(".", "-")
             cell = nbformat.v4.new_code_cell(solution_cell(parts_by_name[args[0]]), id=grade_id,
                                              metadata=_nbgrader(grade_id, solution=True))
+        elif kind == "answer":
+            if "### BEGIN SOLUTION" not in body:
+                raise ValueError(f"answer {args[0]}: the reference goes between nbgrader's solution markers")
+            cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], solution=True))
         else:
             cells += _test_cells(args[0], args[1], body)
             continue

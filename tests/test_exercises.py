@@ -29,6 +29,9 @@ MISTAKES = {
                      "test-leaf", "scenario 'an update under no_grad, as optimizers do'"),
     "ex5_grad_modes": ("_Mode-_exit", "_state.grad_enabled = self._was_grad_enabled", "_state.grad_enabled = True",
                        "test-nesting", "scenario 'enable_grad inside no_grad'"),
+    "ex6_training": ("SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
+                     'state["momentum_buffer"] = grad.clone().detach().mul_(1 - group["dampening"])', "test-sgd-options",
+                     "scenario 'SGD(momentum=0.9, dampening=0.3): the first step is not dampened'"),
     "ex8_checkpoint": ("_Frame-unpack", "    if holder.value is None:\n        self.recompute()", "    self.recompute()",
                        "test-body-runs", "scenario 'a counter in the body: forward, backward, early stop'"),
 }

@@ -53,6 +53,13 @@ RUN_NODE = """    outputs = validate_outputs(node, node.apply(grads))
     if not retain_graph:
         node._release_saved()
     return outputs"""
+# exercise 6's SGD step: its weight decay and momentum blocks, to swap them
+_DECAY = '    if group["weight_decay"] != 0:\n        grad = grad.add(param, alpha=group["weight_decay"])\n'
+_MOMENTUM = ('    momentum = group["momentum"]\n    if momentum != 0:\n        state = self.state[param]\n'
+             '        buf = state.get("momentum_buffer")\n        if buf is None:\n'
+             '            buf = state["momentum_buffer"] = grad.clone().detach()\n        else:\n'
+             '            buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])\n'
+             '        grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf\n')
 
 # exercise: [(what the learner got wrong, part's grade_id, reference text, wrong text, the test that must fail)]
 MISTAKES = {
@@ -302,6 +309,42 @@ MISTAKES = {
     if filled != len(self.holders):
         raise CheckpointError(""",
          "test-body-runs"),
+    ],
+    "ex6_training": [
+        ("momentum buffer starts at zeros", "SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
+         'state["momentum_buffer"] = grad.clone().detach() * 0', "test-sgd"),
+        ("dampening applied on the first step", "SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
+         'state["momentum_buffer"] = grad.clone().detach().mul_(1 - group["dampening"])', "test-sgd-options"),
+        ("weight decay added after momentum", "SGD-_update", _DECAY + _MOMENTUM, _MOMENTUM + _DECAY, "test-sgd-options"),
+        ("sign error: the step climbs the gradient", "SGD-_update", 'param.add_(grad, alpha=-group["lr"])',
+         'param.add_(grad, alpha=group["lr"])', "test-sgd"),
+        ("lr applied twice", "SGD-_update", 'param.add_(grad, alpha=-group["lr"])',
+         'param.add_(grad * group["lr"], alpha=-group["lr"])', "test-sgd"),
+        ("the parameter rebound, not updated in place", "SGD-_update", 'param.add_(grad, alpha=-group["lr"])',
+         'param = param.add(grad, alpha=-group["lr"])', "test-sgd"),
+        ("Nesterov ignored", "SGD-_update", 'grad.add(buf, alpha=momentum) if group["nesterov"] else buf', "buf",
+         "test-sgd-options-hidden"),
+        ("the momentum buffer is the gradient itself, not a copy", "SGD-_update",
+         'state["momentum_buffer"] = grad.clone().detach()', 'state["momentum_buffer"] = grad', "test-sgd-in-place-hidden"),
+        ("zero_grad zeros when it should set None", "Optimizer-zero_grad", "param.grad = None", "grad.zero_()",
+         "test-zero-grad"),
+        ("zero_grad makes a new zero tensor", "Optimizer-zero_grad", "grad.zero_()", "param.grad = grad * 0",
+         "test-zero-grad"),
+        ("zero_grad forgets parameters without a gradient", "Optimizer-zero_grad",
+         "if grad is None:\n                continue\n            ", "", "test-zero-grad-hidden"),
+        ("zero_grad zeroes the first group only", "Optimizer-zero_grad", "for group in self.param_groups:",
+         "for group in self.param_groups[:1]:", "test-zero-grad-hidden"),
+        ("fit: zero_grad between backward and step", "fit",
+         "optimizer.zero_grad()\n            loss = loss_fn(model(x[start:start + batch_size]), y[start:start + batch_size])"
+         "\n            loss.backward()\n",
+         "loss = loss_fn(model(x[start:start + batch_size]), y[start:start + batch_size])"
+         "\n            loss.backward()\n            optimizer.zero_grad()\n", "test-fit"),
+        ("fit: losses kept as tensors", "fit", "losses.append(loss.item())", "losses.append(loss)", "test-fit"),
+        ("fit: the last, smaller batch dropped", "fit", "range(0, len(y), batch_size)",
+         "range(0, len(y) - batch_size + 1, batch_size)", "test-fit-hidden"),
+        ("settings: too few epochs for 95%", "settings", "EPOCHS = 10", "EPOCHS = 3", "test-target"),
+        ("fixed_fit zeroes the head only", "fixed_fit", "body.zero_grad()\n        head.zero_grad()",
+         "head.zero_grad()", "test-fixed"),
     ],
 }
 CASES = [pytest.param(exercise, *case, id=f"{exercise}: {case[0]}") for exercise, cases in MISTAKES.items()

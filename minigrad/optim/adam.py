@@ -24,6 +24,7 @@ class Adam(Optimizer):
                                   "differentiable": False, "fused": None, "decoupled_weight_decay": False})
 
     def _update(self, param, grad, group):
+        grad = grad._data
         state = self.state[param]
         if not state:
             state["step"] = Tensor(torch.tensor(0.0))

@@ -1,8 +1,8 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, as torch.optim.Optimizer.
 
-Updates run on the parameters' storage with torch's own in-place kernels, in torch's order (the
-same rounding, so the same numbers as torch step after step); each in-place edit bumps the edited
-tensor's version, as torch's updates under no_grad do.
+Updates run with torch's own in-place kernels, in torch's order (the same rounding, so the same
+numbers as torch step after step): SGD through minigrad's in-place ops under no_grad, Adam on the
+storage; each in-place edit bumps the edited tensor's version, as torch's updates under no_grad do.
 """
 from collections import defaultdict
 
@@ -47,36 +47,43 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
+    # BEGIN EXERCISE 6
     def zero_grad(self, set_to_none=True):
+        """Forget every parameter's gradient before the next backward: set it to None (the default), or,
+        with ``set_to_none=False``, zero it in place (the same tensor, detached from any graph that made
+        it). Parameters without a gradient are left alone."""
         for group in self.param_groups:
             for param in group["params"]:
-                grad = param._grad
+                grad = param.grad
                 if grad is None:
                     continue
                 if set_to_none:
-                    param._grad = None
+                    param.grad = None
                 else:
                     if grad.grad_fn is not None:
                         grad.detach_()
                     else:
                         grad.requires_grad_(False)
                     grad.zero_()
+    # END EXERCISE 6
 
     def step(self, closure=None):
-        """Run ``closure`` (with grad mode on) for the loss, then update every parameter that has a gradient."""
+        """Run ``closure`` (with grad mode on) for the loss, then update every parameter that has a gradient,
+        with grad mode off (as torch's step): the updates edit the parameters in place and record nothing."""
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            for param in group["params"]:
-                if param._grad is not None:
-                    self._update(param, param._grad._data, group)
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                for param in group["params"]:
+                    if param.grad is not None:
+                        self._update(param, param.grad, group)
         return loss
 
     def _update(self, param, grad, group):
-        """One parameter's step, ``grad`` its gradient's storage. Its entry in ``self.state`` is made when
-        first looked up: only optimizers that keep state should (as in torch, plain SGD leaves it empty)."""
+        """One parameter's step, ``grad`` its gradient (``param.grad``). Its entry in ``self.state`` is made
+        when first looked up: only optimizers that keep state should (as in torch, plain SGD leaves it empty)."""
         raise NotImplementedError
 
     def __repr__(self):

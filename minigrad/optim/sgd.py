@@ -1,8 +1,5 @@
 """SGD with momentum, dampening, weight decay and Nesterov momentum: torch's single-tensor update."""
-import torch
-
-from ..tensor import Tensor
-from .optimizer import Optimizer, edit
+from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
@@ -20,19 +17,25 @@ class SGD(Optimizer):
                                   "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
                                   "foreach": None, "differentiable": False, "fused": None})
 
+    # BEGIN EXERCISE 6
     def _update(self, param, grad, group):
+        """One parameter's step (grad mode is off): the gradient (negated to maximize), plus weight decay
+        times the parameter; with momentum, the buffer in ``self.state[param]`` — a copy of the first
+        gradient, then ``momentum * buffer + (1 - dampening) * gradient``, edited in place — is the
+        direction (Nesterov: the gradient plus ``momentum * buffer``); the parameter moves by ``-lr`` times
+        the direction, in place. Each op is the one torch's SGD runs, so the rounding is torch's too."""
         if group["maximize"]:
             grad = -grad
         if group["weight_decay"] != 0:
-            grad = grad.add(param._data, alpha=group["weight_decay"])
+            grad = grad.add(param, alpha=group["weight_decay"])
         momentum = group["momentum"]
         if momentum != 0:
             state = self.state[param]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = Tensor(grad.detach().clone())
+                buf = state["momentum_buffer"] = grad.clone().detach()
             else:
-                edit(buf, torch.Tensor.mul_, momentum)
-                edit(buf, torch.Tensor.add_, grad, alpha=1 - group["dampening"])
-            grad = grad.add(buf._data, alpha=momentum) if group["nesterov"] else buf._data
-        edit(param, torch.Tensor.add_, grad, alpha=-group["lr"])
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        param.add_(grad, alpha=-group["lr"])
+    # END EXERCISE 6

@@ -1,0 +1,437 @@
+# %% markdown
+# # Exercise 6 — the training loop: SGD, `zero_grad`, and a loop that diverges
+#
+# *Lesson: `course/06_training_loop.ipynb`.*
+#
+# `loss.backward()` **adds** each parameter's gradient to `param.grad`; `optimizer.step()` moves the
+# parameters along `param.grad`; `optimizer.zero_grad()` forgets the gradients before the next
+# backward. You write the two pieces of `minigrad.optim` a training loop leans on, then use them:
+#
+# 1. `SGD._update(self, param, grad, group)`: one parameter's SGD step, with momentum, dampening,
+#    weight decay, Nesterov momentum and `maximize`, exactly as torch's `SGD` computes it.
+# 2. `Optimizer.zero_grad(self, set_to_none=True)`: forget the gradients — `None`, or zeros in place.
+# 3. `fit(...)`: the training loop, on scikit-learn's digits (8x8 images of handwritten digits), and
+#    settings of your choice that reach 95% accuracy on digits the model never trained on.
+# 4. `fixed_fit(...)`: a loop whose loss falls, then climbs: find why, and fix it.
+#
+# The graded tests run the same scenarios with PyTorch (`torch.optim.SGD`, from the same initial
+# weights) and with your minigrad, and compare parameters, momentum buffers, gradients and every
+# step's loss. They train in float64, so that only real differences count: an update written with
+# different but equivalent arithmetic rounds differently in the last bits, and after a hundred
+# steps float32 would show it. Parts 3 and 4 train with your `SGD` and `zero_grad`: finish parts 1
+# and 2 first.
+#
+# When your work is graded, only your definitions run (imports, functions, classes, constants);
+# keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
+# standard modules (heapq, itertools, functools, collections, typing), and may not use torch's own
+# autograd, grad-mode switches (`no_grad`: `step` already runs your update with grad mode off),
+# files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate names any such construct
+# ("not graded: `import os` at ... line 2 is not allowed in graded code").
+# %% locked setup
+import importlib.util
+from pathlib import Path
+
+import numpy
+import torch
+
+import minigrad
+from minigrad.testing import check, graded, outcome
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
+torch.set_num_threads(1)  # tiny tensors: several CPU threads would wait for each other more than they work
+
+# scikit-learn's digits, what sklearn.datasets.load_digits() returns: 1797 images of 8x8 pixels (0 to 16)
+# and their labels, read from the file scikit-learn ships (without importing scikit-learn: 1.5 s saved).
+_sklearn = Path(importlib.util.find_spec("sklearn").submodule_search_locations[0])
+_digits = numpy.loadtxt(_sklearn / "datasets" / "data" / "digits.csv.gz", delimiter=",")
+_order = numpy.random.RandomState(0).permutation(len(_digits))  # shuffled once, the same way every time
+IMAGES, LABELS = _digits[_order, :-1] / 16.0, _digits[_order, -1].astype(numpy.int64)
+
+
+def digits(lib, device="cpu"):
+    """The first 1400 images to train on and the other 397 to test on: (x_train, y_train, x_test, y_test),
+    float64 images (one row of 64 pixels each) and int64 labels."""
+    images = lib.tensor(IMAGES, dtype=lib.float64, device=device)
+    labels = lib.tensor(LABELS, device=device)
+    return images[:1400], labels[:1400], images[1400:], labels[1400:]
+
+
+def mlp(lib, device="cpu"):
+    """The model: 64 pixels -> 32 hidden units -> ReLU -> 10 scores, one per digit; torch's initial
+    weights for manual_seed(0), then made float64."""
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(64, 32), lib.nn.ReLU(), lib.nn.Linear(32, 10)).double().to(device)
+
+
+def accuracy(lib, model, x, y):
+    """The fraction of images in x whose highest score is their label."""
+    with lib.no_grad():
+        return (model(x).argmax(dim=1) == y).double().mean().item()
+
+
+# %% markdown
+# ## Part 1 — `SGD._update`
+#
+# `optimizer.step()` (given, in `Optimizer`) calls `self._update(param, param.grad, group)` for every
+# parameter that has a gradient, **with grad mode off**, so in-place edits of parameters are allowed
+# and record nothing. `group` is the parameter's group: a dict with `"lr"`, `"momentum"`,
+# `"dampening"`, `"weight_decay"`, `"nesterov"`, `"maximize"`. Torch's SGD does, in this order:
+#
+# 1. `maximize`: use `-grad` instead of `grad` (to climb the function instead of descending it).
+# 2. `weight_decay` λ ≠ 0: `grad = grad + λ·param` (after the negation: the decay still pulls the
+#    parameter towards zero when maximizing).
+# 3. `momentum` μ ≠ 0: the parameter's momentum buffer lives in `self.state[param]` (a dict,
+#    kept between steps) under `"momentum_buffer"`. At the first step the buffer **is a copy of the
+#    gradient** (no dampening, no zeros first); at later steps it is updated in place:
+#    `buf = μ·buf + (1 - dampening)·grad`. The direction is then `buf`, or, with `nesterov`,
+#    `grad + μ·buf`.
+# 4. `param = param - lr·direction`, **in place** (the model holds this very tensor).
+#
+# Write it with minigrad's ops — the ones torch's SGD uses, so your numbers round as torch's do:
+# `grad.add(other, alpha=k)` (`grad + k·other`, a new tensor), `-grad`, `t.clone().detach()` (a
+# copy), and in place `t.mul_(k)` and `t.add_(other, alpha=k)` (each returns `t`, so they chain).
+# Never edit `grad` itself in place: it is `param.grad`.
+# %% part SGD._update
+# %% locked plug-SGD-update
+minigrad.optim.SGD._update = _update
+graded(_update)
+# %% code
+# Try it: p = minigrad.nn.Parameter(minigrad.ones(2)); p.grad = minigrad.tensor([1.0, 2.0])
+# opt = minigrad.optim.SGD([p], lr=0.1, momentum=0.9); opt.step(); p, opt.state[p]
+# %% tests test-sgd 2+1
+def sgd_steps(lib, options, steps=3, device="cpu"):
+    """A few SGD steps of a small float64 model (its last bias frozen: no gradient, no update): after
+    each step the parameters, their momentum buffers and their versions (in-place edits count)."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 1)).double().to(device)
+    model[2].bias.requires_grad_(False)
+    optimizer = lib.optim.SGD(model.parameters(), **options)
+    x = lib.randn(8, 3, dtype=lib.float64).to(device)
+    y = lib.randn(8, 1, dtype=lib.float64).to(device)
+    seen = []
+    for _ in range(steps):
+        for p in model.parameters():
+            p.grad = None
+        lib.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        seen.append({"parameters": dict(model.named_parameters()),
+                     "momentum buffers": [optimizer.state[p].get("momentum_buffer") for p in model.parameters()],
+                     "versions": [p._version for p in model.parameters()]})
+    return seen
+
+
+check("SGD(lr=0.1): three steps", sgd_steps, {"lr": 0.1})
+check("SGD(lr=0.1, momentum=0.9): three steps", sgd_steps, {"lr": 0.1, "momentum": 0.9})
+### BEGIN HIDDEN TESTS
+check("SGD(lr=0.05, momentum=0.5): six steps on DEVICE", sgd_steps, {"lr": 0.05, "momentum": 0.5}, 6, DEVICE)
+
+
+def two_groups(lib):
+    """Two parameter groups, with their own learning rate and momentum."""
+    lib.manual_seed(0)
+    first, second = lib.nn.Linear(2, 2).double(), lib.nn.Linear(2, 1).double()
+    optimizer = lib.optim.SGD([{"params": first.parameters()}, {"params": second.parameters(), "lr": 0.5,
+                                                               "momentum": 0.0}], lr=0.1, momentum=0.9)
+    x = lib.randn(4, 2, dtype=lib.float64)
+    for _ in range(3):
+        for p in [*first.parameters(), *second.parameters()]:
+            p.grad = None
+        second(first(x)).pow(2).mean().backward()
+        optimizer.step()
+    return dict(first.named_parameters()), dict(second.named_parameters()), [
+        optimizer.state[p].get("momentum_buffer") for p in [*first.parameters(), *second.parameters()]]
+
+
+check("two parameter groups", two_groups)
+### END HIDDEN TESTS
+
+# %% tests test-sgd-options 2+2
+check("SGD(momentum=0.9, dampening=0.3): the first step is not dampened", sgd_steps,
+      {"lr": 0.1, "momentum": 0.9, "dampening": 0.3})
+check("SGD(momentum=0.9, weight_decay=0.1): decay before momentum", sgd_steps,
+      {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1})
+### BEGIN HIDDEN TESTS
+check("SGD(weight_decay=0.1) without momentum", sgd_steps, {"lr": 0.1, "weight_decay": 0.1})
+check("SGD(momentum=0.9, nesterov=True)", sgd_steps, {"lr": 0.1, "momentum": 0.9, "nesterov": True})
+check("SGD(momentum=0.9, nesterov=True, weight_decay=0.01)", sgd_steps,
+      {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01})
+check("SGD(maximize=True, weight_decay=0.1)", sgd_steps, {"lr": 0.1, "maximize": True, "weight_decay": 0.1})
+check("SGD(maximize=True, momentum=0.9, dampening=0.1)", sgd_steps,
+      {"lr": 0.1, "maximize": True, "momentum": 0.9, "dampening": 0.1})
+### END HIDDEN TESTS
+
+# %% tests test-sgd-in-place 1+1
+def step_between_forward_and_backward(lib):
+    """step() edits the weight in place; the product saved it for backward, so backward refuses — as in
+    torch (a classic of GAN loops that step one model before the other's backward)."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 1).double()
+    optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
+    x = lib.randn(2, 3, dtype=lib.float64)
+    layer(x).sum().backward()
+    loss = (layer(x) ** 2).sum()
+    optimizer.step()
+    return outcome(loss.backward), layer.weight, layer.weight._version
+
+
+check("step() between a forward and its backward", step_between_forward_and_backward)
+### BEGIN HIDDEN TESTS
+
+
+def gradient_untouched(lib, options):
+    """Two steps: each reads param.grad and never edits it; the momentum buffer is a copy of the first
+    gradient, not that tensor (the second step edits the buffer in place)."""
+    lib.manual_seed(0)
+    w = lib.randn(3, dtype=lib.float64, requires_grad=True)
+    optimizer = lib.optim.SGD([w], lr=0.1, momentum=0.9, **options)
+    seen = []
+    for _ in range(2):
+        w.grad = None
+        (w * w).sum().backward()
+        grad, version = w.grad.clone(), w.grad._version
+        optimizer.step()
+        seen.append({"grad before the step": grad, "grad after it": w.grad,
+                     "edits of grad by the step": w.grad._version - version,
+                     "buffer is grad": optimizer.state[w]["momentum_buffer"] is w.grad})
+    return seen, optimizer.state[w]["momentum_buffer"], w
+
+
+check("the gradient is read, not edited (momentum)", gradient_untouched, {})
+check("the gradient is read, not edited (maximize, weight decay)", gradient_untouched,
+      {"maximize": True, "weight_decay": 0.1})
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 2 — `Optimizer.zero_grad`
+#
+# For every parameter of every group that has a gradient (skip those whose `param.grad` is `None`):
+#
+# * `set_to_none=True` (torch's default): the gradient becomes `None`. The next backward makes a new
+#   tensor.
+# * `set_to_none=False`: keep the tensor and zero it in place, `grad.zero_()`. First make sure the
+#   zeroing is not recorded: a gradient made by a graph (it has a `grad_fn`, after
+#   `backward(create_graph=True)`) is cut from it with `grad.detach_()`; otherwise
+#   `grad.requires_grad_(False)`.
+#
+# The difference shows in a tensor you kept (`g = w.grad`): `None` leaves it alone, zeroing edits
+# it. And in `step()`: it skips a parameter whose gradient is `None`, but with zeros it still runs the
+# update — momentum and weight decay move the parameter.
+# %% part Optimizer.zero_grad
+# %% locked plug-zero_grad
+minigrad.optim.Optimizer.zero_grad = zero_grad
+graded(zero_grad)
+# %% tests test-zero-grad 2+1
+def zero_grad_then_backward(lib, set_to_none):
+    """zero_grad between two backward passes, a reference to the old gradient kept."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2).double()
+    optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
+    x = lib.randn(4, 3, dtype=lib.float64)
+    layer(x).sum().backward()
+    kept = layer.weight.grad
+    optimizer.zero_grad(set_to_none=set_to_none)
+    after = {"weight.grad after zero_grad": layer.weight.grad, "bias.grad after zero_grad": layer.bias.grad}
+    (layer(x) ** 2).sum().backward()
+    return {**after, "weight.grad after the next backward": layer.weight.grad, "the kept tensor": kept,
+            "its version": kept._version, "weight.grad is the kept tensor": layer.weight.grad is kept}
+
+
+check("zero_grad() (set_to_none=True)", zero_grad_then_backward, True)
+check("zero_grad(set_to_none=False)", zero_grad_then_backward, False)
+### BEGIN HIDDEN TESTS
+
+
+def some_without_grad(lib, set_to_none):
+    """Two groups; one parameter frozen and one unused by the loss: both have no gradient, and are skipped."""
+    lib.manual_seed(0)
+    used, unused = lib.nn.Linear(2, 2).double(), lib.nn.Linear(2, 2).double()
+    used.bias.requires_grad_(False)
+    optimizer = lib.optim.SGD([{"params": used.parameters()}, {"params": unused.parameters()}], lr=0.1)
+    used(lib.ones(1, 2, dtype=lib.float64)).sum().backward()
+    unused.bias.grad = lib.ones(2, dtype=lib.float64)
+    optimizer.zero_grad(set_to_none=set_to_none)
+    return [p.grad for p in [*used.parameters(), *unused.parameters()]]
+
+
+def gradient_with_a_graph(lib):
+    """A gradient that is itself the output of a graph, and one that requires grad: zeroing them in
+    place must not be recorded."""
+    w = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    v = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    w.grad = w * 3
+    v.grad = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    optimizer = lib.optim.SGD([w, v], lr=0.1)
+    optimizer.zero_grad(set_to_none=False)
+    return [(p.grad, p.grad.requires_grad, p.grad.grad_fn) for p in (w, v)]
+
+
+check("parameters without a gradient, set_to_none=True", some_without_grad, True)
+check("parameters without a gradient, set_to_none=False", some_without_grad, False)
+check("a gradient with a grad_fn, and one that requires grad", gradient_with_a_graph)
+### END HIDDEN TESTS
+
+# %% tests test-zero-grad-and-step 1
+def zero_grad_then_step(lib, set_to_none):
+    """After zero_grad, a step with momentum and weight decay: None skips the parameter, zeros do not."""
+    lib.manual_seed(0)
+    w = lib.randn(3, dtype=lib.float64, requires_grad=True)
+    optimizer = lib.optim.SGD([w], lr=0.1, momentum=0.9, weight_decay=0.1)
+    for _ in range(2):
+        (w * w).sum().backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=set_to_none)
+    before = w.clone()
+    optimizer.step()
+    return {"w before": before, "w after a step with no new gradient": w}
+
+
+check("zero_grad(), then step()", zero_grad_then_step, True)
+check("zero_grad(set_to_none=False), then step()", zero_grad_then_step, False)
+
+# %% markdown
+# ## Part 3 — the training loop
+#
+# Write `fit`: `epochs` passes over `(x, y)` in order, in batches of `batch_size` rows
+# (`x[start:start + batch_size]`; the last batch may be smaller). For each batch: forget the old
+# gradients, compute the loss, backward, step. Return every step's loss **as a Python float**
+# (`loss.item()`): a list of loss tensors would keep every step's graph alive. `fit` must work with
+# either library: use only what it is given.
+# %% answer fit
+def fit(model, optimizer, loss_fn, x, y, epochs, batch_size):
+    """Train ``model`` on ``(x, y)``; return the loss of every step, as floats."""
+    ### BEGIN SOLUTION
+    losses = []
+    for _ in range(epochs):
+        for start in range(0, len(y), batch_size):
+            optimizer.zero_grad()
+            loss = loss_fn(model(x[start:start + batch_size]), y[start:start + batch_size])
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    return losses
+    ### END SOLUTION
+# %% locked check-fit
+graded(fit)
+# %% markdown
+# Now choose the settings: the model `mlp(minigrad)`, trained by your `fit` with
+# `SGD(model.parameters(), lr=LR, momentum=MOMENTUM)`, `EPOCHS` passes in batches of `BATCH_SIZE`,
+# must reach at least 95% accuracy on the 397 test digits, in at most 150 steps (a step is one
+# batch). Define the four constants in the next cell. Try `LR = 0.01`, `MOMENTUM = 0.0` first, and
+# look at the losses and `accuracy(minigrad, model, x_test, y_test)` in the free cell below it.
+# %% answer settings
+# LR, MOMENTUM, BATCH_SIZE, EPOCHS: at least 95% test accuracy in at most 150 steps.
+### BEGIN SOLUTION
+LR = 0.1
+MOMENTUM = 0.9
+BATCH_SIZE = 100
+EPOCHS = 10
+### END SOLUTION
+# %% code
+# Try it:
+# x_train, y_train, x_test, y_test = digits(minigrad)
+# model = mlp(minigrad)
+# losses = fit(model, minigrad.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM),
+#              minigrad.nn.CrossEntropyLoss(), x_train, y_train, EPOCHS, BATCH_SIZE)
+# len(losses), losses[-1], accuracy(minigrad, model, x_test, y_test)
+# %% tests test-fit 2+1
+def train(lib, epochs, batch_size, device="cpu", adam=False):
+    """fit on the digits from torch's initial weights: every loss, the sum of each trained parameter (whole
+    tensors would not fit on a screen), the test accuracy."""
+    x_train, y_train, x_test, y_test = digits(lib, device)
+    model = mlp(lib, device)
+    optimizer = (lib.optim.Adam(model.parameters(), lr=0.01) if adam else
+                 lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+    losses = fit(model, optimizer, lib.nn.CrossEntropyLoss(), x_train, y_train, epochs, batch_size)
+    return {"losses": losses, "parameter sums": {name: p.sum() for name, p in model.named_parameters()},
+            "test accuracy": accuracy(lib, model, x_test, y_test)}
+
+
+check("fit: SGD(lr=0.1, momentum=0.9), 2 epochs of batches of 100", train, 2, 100)
+### BEGIN HIDDEN TESTS
+check("fit on DEVICE: 1 epoch of batches of 300 (the last one has 200)", train, 1, 300, DEVICE)
+check("fit with Adam(lr=0.01): 1 epoch of batches of 200", train, 1, 200, "cpu", True)
+### END HIDDEN TESTS
+
+# %% tests test-target 2
+def reaches_the_target(lib):
+    """Your settings: at least 95% test accuracy, in at most 150 steps."""
+    x_train, y_train, x_test, y_test = digits(lib)
+    model = mlp(lib)
+    optimizer = lib.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    losses = fit(model, optimizer, lib.nn.CrossEntropyLoss(), x_train, y_train, EPOCHS, BATCH_SIZE)
+    return {"test accuracy >= 0.95": accuracy(lib, model, x_test, y_test) >= 0.95,
+            "at most 150 steps": len(losses) <= 150}
+
+
+check("your LR, MOMENTUM, BATCH_SIZE and EPOCHS", reaches_the_target)
+
+# %% markdown
+# ## Part 4 — a loop whose loss diverges
+#
+# `broken_fit` fine-tunes the model with two optimizers: the first layer (`model[0]`, the "body")
+# at half the learning rate of the last (`model[2]`, the "head"). Its loss falls faster than
+# a correct loop's at first — then, after about 50 steps, it climbs and never comes back down. Run it and
+# find out why: the lesson's tools help (print each parameter's gradient norm after
+# `backward()`, and compare it with the gradient of this batch's loss alone).
+# %% locked broken
+def broken_fit(lib, model, x, y, steps, batch_size):
+    """Fine-tuning: the body learns at 0.05, the head at 0.1, both with momentum 0.9."""
+    body = lib.optim.SGD(model[0].parameters(), lr=0.05, momentum=0.9)
+    head = lib.optim.SGD(model[2].parameters(), lr=0.1, momentum=0.9)
+    loss_fn = lib.nn.CrossEntropyLoss()
+    losses = []
+    for step in range(steps):
+        start = step * batch_size % len(y)
+        body.zero_grad()
+        loss = loss_fn(model(x[start:start + batch_size]), y[start:start + batch_size])
+        loss.backward()
+        body.step()
+        head.step()
+        losses.append(loss.item())
+    return losses
+
+
+# %% code
+# Look first:
+# x_train, y_train, x_test, y_test = digits(minigrad)
+# model = mlp(minigrad)
+# losses = broken_fit(minigrad, model, x_train, y_train, 140, 100)
+# [round(loss, 2) for loss in losses[::10]]
+# %% markdown
+# Write `fixed_fit`: the same loop, the same two optimizers and learning rates, without the bug.
+# %% answer fixed_fit
+def fixed_fit(lib, model, x, y, steps, batch_size):
+    """``broken_fit`` without the bug."""
+    ### BEGIN SOLUTION
+    body = lib.optim.SGD(model[0].parameters(), lr=0.05, momentum=0.9)
+    head = lib.optim.SGD(model[2].parameters(), lr=0.1, momentum=0.9)
+    loss_fn = lib.nn.CrossEntropyLoss()
+    losses = []
+    for step in range(steps):
+        start = step * batch_size % len(y)
+        body.zero_grad()
+        head.zero_grad()
+        loss = loss_fn(model(x[start:start + batch_size]), y[start:start + batch_size])
+        loss.backward()
+        body.step()
+        head.step()
+        losses.append(loss.item())
+    return losses
+    ### END SOLUTION
+# %% locked check-fixed_fit
+graded(fixed_fit)
+# %% tests test-fixed 2+1
+def fine_tune(lib, steps, device="cpu"):
+    """fixed_fit on the digits in batches of 100: every loss, the sum of each trained parameter (whole
+    tensors would not fit on a screen), the test accuracy."""
+    x_train, y_train, x_test, y_test = digits(lib, device)
+    model = mlp(lib, device)
+    losses = fixed_fit(lib, model, x_train, y_train, steps, 100)
+    return {"losses": losses, "parameter sums": {name: p.sum() for name, p in model.named_parameters()},
+            "test accuracy": accuracy(lib, model, x_test, y_test)}
+
+
+check("fixed_fit: 140 steps", fine_tune, 140)
+### BEGIN HIDDEN TESTS
+check("fixed_fit on DEVICE: 30 steps", fine_tune, 30, DEVICE)
+### END HIDDEN TESTS
