@@ -290,6 +290,18 @@ check("x * y, y's gradient wrong", product_with, lambda x, g: g * x * 2)
 check("(x.exp(), wrong square): the second output wrong", wrong_second_output)
 check("100 * x, backward 0.10005% too large", scaled, 1 + 1.0005e-3)
 check("100 * x, backward 0.09995% too large", scaled, 1 + 0.9995e-3)
+
+
+def on_device(lib):
+    """Marked for the GPU: storage on DEVICE (CUDA when the grader has it); the Jacobians are made there."""
+    lib.manual_seed(0)
+    x = lib.randn(2, 3, dtype=lib.float64, device=DEVICE, requires_grad=True)
+    wrong = square_with(lib, lambda x, g: x * g)
+    return (lib.autograd.gradcheck(lambda x: (x @ x.t()).tanh(), (x,)),
+            lib.autograd.gradcheck(lambda x: wrong.apply(x) + x, (x,), raise_exception=False))
+
+
+check("on DEVICE: a right backward and a wrong one", on_device)
 ### END HIDDEN TESTS
 
 # %% tests test-mismatch-message 1
@@ -384,6 +396,18 @@ def three_dims(lib, dim):
 
 for dim in (1, -1, -3):
     check(f"a (2, 3, 4) tensor over dim {dim}", three_dims, dim)
+
+
+def lse_on_device(lib):
+    """Marked for the GPU: on DEVICE (CUDA when the grader has it)."""
+    x = lib.tensor([[1000.0, 999.0, 0.0], [-math.inf, -math.inf, -math.inf]], dtype=lib.float64, device=DEVICE,
+                   requires_grad=True)
+    y = logsumexp(lib, x, 1)
+    y[0].backward()
+    return y, str(y.device), x.grad[0]
+
+
+check("on DEVICE", lse_on_device)
 ### END HIDDEN TESTS
 
 # %% tests test-lse-gradcheck 1+1
@@ -405,7 +429,7 @@ check("gradgradcheck: the backward's own backward", lse_checked, (2, 3), 1, True
 # ## Part 3 — `StraightThroughEstimator`
 #
 # The tutorial's quantizer: forward rounds x to steps of `1 / (2 ** num_bits - 1)` —
-# `x.mul(scale).round().div(scale)` with `scale = 2 ** num_bits - 1` — and `num_bits` defaults to 8.
+# `x.mul(scale).round().div(scale)`, the scale being `2 ** num_bits - 1` — and `num_bits` defaults to 8.
 # Rounding is flat between its jumps: its derivative is 0 wherever it has one, so the true gradient
 # would stop every signal. The straight-through estimator's backward pretends forward was the
 # identity and returns `grad_output` unchanged (and None for `num_bits`).

@@ -3,6 +3,8 @@ checks it in its default (slow) mode: the full Jacobian of every output that req
 respect to every input that requires grad, once from central differences and once from backward.
 
 Both Jacobians are plain torch tensors (storage), so a failure prints them exactly as torch does.
+Their making and comparing (``_numerical_jacobians``, ``_jacobians_from_backward``,
+``_check_jacobians``) is the core the course's exercise 7 has learners write.
 torch's options for what minigrad does not have are left out: fast_mode (one random projection of
 the Jacobian instead of all of it), forward-mode AD, vmap (batched grads), sparse (masked) and
 complex inputs.
