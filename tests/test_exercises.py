@@ -32,6 +32,9 @@ MISTAKES = {
     "ex6_training": ("SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
                      'state["momentum_buffer"] = grad.clone().detach().mul_(1 - group["dampening"])', "test-sgd-options",
                      "scenario 'SGD(momentum=0.9, dampening=0.3): the first step is not dampened'"),
+    "ex7_custom_functions": ("StableLogSumExp", "return grad_output.unsqueeze(ctx.dim) * softmax, None",
+                             "return grad_output * softmax, None", "test-lse",
+                             "scenario 'the tutorial's randn(3, 10) over dim 1'"),
     "ex8_checkpoint": ("_Frame-unpack", "    if holder.value is None:\n        self.recompute()", "    self.recompute()",
                        "test-body-runs", "scenario 'a counter in the body: forward, backward, early stop'"),
 }

@@ -3,6 +3,8 @@ checks it in its default (slow) mode: the full Jacobian of every output that req
 respect to every input that requires grad, once from central differences and once from backward.
 
 Both Jacobians are plain torch tensors (storage), so a failure prints them exactly as torch does.
+Their making and comparing (``_numerical_jacobians``, ``_jacobians_from_backward``,
+``_check_jacobians``) is the core the course's exercise 7 has learners write.
 torch's options for what minigrad does not have are left out: fast_mode (one random projection of
 the Jacobian instead of all of it), forward-mode AD, vmap (batched grads), sparse (masked) and
 complex inputs.
@@ -123,9 +125,18 @@ def _check_inputs(inputs):
                          "requires_grad=True.")
 
 
+# BEGIN EXERCISE 7
 def _check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol):
-    """Output i's Jacobian with respect to input j (both counted among those that require grad) from
-    backward must be allclose to the one from finite differences."""
+    """Output i's Jacobian with respect to input j must be close to the one from finite differences:
+    every entry of the analytical one within ``atol + rtol * |numerical|`` of the numerical one
+    (``torch.allclose(analytical, numerical, rtol, atol)``: its rtol scales its second argument).
+    Otherwise GradcheckError, in torch's words, naming i and j (both counted among the outputs and
+    inputs that require grad) and showing both Jacobians.
+
+    The numerical Jacobians come from one pass of finite differences for all outputs (each change of
+    an input moves every output); the analytical ones from backward, output by output. An output of
+    another dtype than its input (``x.float()``) gives Jacobians of two dtypes: compare them in the
+    wider one."""
     positions = [k for k, out in enumerate(func_out) if out.requires_grad]
     numerical = _numerical_jacobians(func, inputs, func_out, positions, eps)
     for i, output in enumerate(outputs):
@@ -136,6 +147,7 @@ def _check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_to
             if not torch.allclose(a.to(dtype), n.to(device=a.device, dtype=dtype), rtol, atol):
                 raise GradcheckError(f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
                                      f"numerical:{n}\nanalytical:{a}\n")
+# END EXERCISE 7
 
 
 def _check_no_differentiable_outputs(func, inputs, func_out, eps):
@@ -146,12 +158,17 @@ def _check_no_differentiable_outputs(func, inputs, func_out, eps):
             raise GradcheckError("Numerical gradient for function expected to be zero")
 
 
+# BEGIN EXERCISE 7
 def _numerical_jacobians(func, inputs, func_out, positions, eps):
-    """For each input that requires grad, the Jacobians of the outputs at ``positions``, one row per
-    element of the input: (f(x + eps) - f(x - eps)) / (2 * eps), central differences.
+    """For each input that requires grad, the Jacobians of the outputs at ``positions`` (of
+    ``func_out``, what ``func(*inputs)`` returned), one row per element of the input and one column
+    per element of the output: row r is (f(x + eps) - f(x - eps)) / (2 * eps) with the input's
+    element r moved by eps, central differences (``_central_difference``).
 
-    The element is moved in the input's storage, in place, as torch moves ``input.data``: ``func``
-    sees it through the very tensors it was given, and no version counter moves."""
+    The element is moved in the input's storage, in place, as torch moves ``input.data``, and put
+    back after: ``func`` sees it through the very tensors it was given, and no version counter
+    moves. Elements are visited in the order ``reshape(-1)`` lists them, by index tuple
+    (``itertools.product``), which works for inputs that are not contiguous too."""
     jacobians = []
     for inp in _requiring_grad(inputs):
         data = inp._data
@@ -168,6 +185,7 @@ def _numerical_jacobians(func, inputs, func_out, positions, eps):
                 jacobian[row] = _central_difference(before[k], after[k], eps, index)
         jacobians.append(per_output)
     return jacobians
+# END EXERCISE 7
 
 
 def _output_values(func, inputs):
@@ -198,18 +216,24 @@ def _analytical_jacobians(inputs, output, nondet_tol):
     return first
 
 
+# BEGIN EXERCISE 7
 def _jacobians_from_backward(inputs, output):
-    """Column j of each Jacobian is the gradient of output element j: backward from a one-hot
-    grad_output (an input backward does not reach gets a column of zeros)."""
+    """``output``'s Jacobian with respect to each input in ``inputs`` (those that require grad), one
+    row per element of the input and one column per element of the output. Backward computes a
+    vector-Jacobian product: fed a one-hot grad_output (1 at element j of the output, 0 elsewhere)
+    it gives column j of every Jacobian. The graph is kept for the next column (retain_graph), and
+    an input backward does not reach gets a column of zeros (allow_unused: its gradient is None)."""
     jacobians = [inp._data.new_zeros((inp.numel(), output.numel())) for inp in inputs]
     for j in range(output.numel()):
         one_hot = output._data.new_zeros(output.numel())
         one_hot[j] = 1.0
-        grads = api.grad([output], inputs, [constant(one_hot.view(output.shape))], retain_graph=True, allow_unused=True)
+        grad_output = constant(one_hot.view(output.shape))
+        grads = api.grad([output], inputs, [grad_output], retain_graph=True, allow_unused=True)
         for jacobian, grad in zip(jacobians, grads):
             if grad is not None:
                 jacobian[:, j] = grad._data.reshape(-1)
     return jacobians
+# END EXERCISE 7
 
 
 def _check_backward_multiplies_by_grad_output(inputs, outputs):
