@@ -4,8 +4,10 @@
 the checks with minigrad and the learner's definitions, and nothing else — torch's side is run
 by the grader, apart (``reference.py``). It reads its cells from standard input as code the grader
 compiled (the grader checked the learner's definitions first, see ``minigrad/graded_code.py``): no test
-text, no expected result and no file the grader trusts is ever within its reach. What it saw
-leaves, check by check, through the pipe ``FD``, which the grader reads while it runs:
+text, no expected result and no file the grader trusts is ever within its reach. The learner's
+definitions come with their own text, for ``inspect`` to find (Triton compiles a kernel from its
+source). What it saw leaves, check by check, through the pipe ``FD``, which the grader reads while
+it runs:
 
     ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell)
     ["check", NAME, SEEN, MESSAGE]  a check of the current test cell, what it saw (plain data), and
@@ -16,6 +18,7 @@ leaves, check by check, through the pipe ``FD``, which the grader reads while it
 The grader treats every message as untrusted: sizes, types and order are checked there.
 """
 import json
+import linecache
 import marshal
 import os
 import sys
@@ -60,8 +63,10 @@ def serve(lib, fd):
         send(["check", str(name), seen, message is True])
 
     namespace = {"__name__": "__main__"}
-    for number, (kind, code) in enumerate(cells):
+    for number, (kind, code, text) in enumerate(cells):
         send(["cell", number])
+        if text is not None:
+            linecache.cache[code.co_filename] = (len(text), None, text.splitlines(True), code.co_filename)
         if kind == "test":
             namespace["check"] = check
         try:

@@ -11,6 +11,9 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
                                nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
                                NAME-hidden — so a failing visible check reaches the learner's feedback
                                in full while a hidden one shows only passed/failed (``NAME V``: no hidden)
+    # %% requires MODULE ...   no cell: the modules the exercise needs beyond the course's own (an
+                               optional extra's), kept in the notebook's metadata; where one is
+                               missing, grading says so instead of grading (verdicts.unmet_requirements)
 """
 import re
 
@@ -20,7 +23,7 @@ from .parts import solution_cell
 
 HIDDEN_START = "### BEGIN HIDDEN TESTS"
 HIDDEN_NOTE = "# Hidden tests: they run when your work is graded; your feedback says whether they passed.\n"
-HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|answer|tests)(?: (?P<args>.*))?$", re.M)
+HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|answer|tests|requires)(?: (?P<args>.*))?$", re.M)
 
 
 def cells_of(spec):
@@ -54,8 +57,11 @@ def _test_cells(name, points, body):
 
 def build_notebook(spec, parts_by_name):
     """The nbgrader source notebook of one exercise; cell ids are fixed so rebuilding changes nothing."""
-    cells = []
+    cells, requires = [], []
     for index, (kind, args, body) in enumerate(cells_of(spec)):
+        if kind == "requires":
+            requires += args
+            continue
         if kind == "markdown":
             text = "\n".join(line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.splitlines())
             cell = nbformat.v4.new_markdown_cell(text, id=f"text-{index}")
@@ -75,8 +81,10 @@ def build_notebook(spec, parts_by_name):
             cells += _test_cells(args[0], args[1], body)
             continue
         cells.append(cell)
-    notebook = nbformat.v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"}})
+    metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                "language_info": {"name": "python"}}
+    if requires:
+        metadata["minigrad"] = {"requires": requires}
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=metadata)
     nbformat.validate(notebook)
     return notebook

@@ -14,6 +14,8 @@ error saying which scenario differs and how, and nbgrader's own SaveAutoGrades t
 Each submission's outcome is one record (``records.py``): the device, each test's verdict, or why
 it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
+import ast
+import importlib.util
 import json
 import marshal
 import os
@@ -81,10 +83,14 @@ class Stopped(Exception):
 def compiled(cells, numbers=None):
     """The plan as the code the grading process runs: learner cells reduced to their definitions and
     checked (NotGraded names a construct graded code may not contain, at its cell ``numbers[id]``
-    of the learner's notebook). A cell that does not parse defines nothing, as in a kernel."""
+    of the learner's notebook). A cell that does not parse defines nothing, as in a kernel.
+
+    Each entry is (kind, code, text): the text of a solution cell's definitions, which the code is
+    compiled from, goes with it (Triton compiles a kernel from its source, which it asks ``inspect``
+    for); the text of locked and test cells never does."""
     code = []
     for cell in cells:
-        source = cell["source"]
+        source, text = cell["source"], None
         if cell["kind"] == "solution":
             try:
                 tree = definitions(source)
@@ -93,9 +99,19 @@ def compiled(cells, numbers=None):
             reason = violation(tree, f"cell {(numbers or {}).get(cell['id'], 0)}")
             if reason:
                 raise NotGraded(reason)
-            source = tree
-        code.append((cell["kind"], compile(source, f"<{cell['id']}>", "exec", dont_inherit=True)))
+            source = text = ast.unparse(tree)
+        code.append((cell["kind"], compile(source, f"<{cell['id']}>", "exec", dont_inherit=True), text))
     return marshal.dumps(code)
+
+
+def unmet_requirements(source_notebook):
+    """Why the exercise cannot be graded here, or None: the modules its notebook requires (``#
+    %% requires`` in its spec: an optional extra's, as Triton for exercise 9) that are not installed."""
+    missing = [name for name in source_notebook.metadata.get("minigrad", {}).get("requires", [])
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        return f"the exercise needs {' and '.join(missing)}, which the grading machine does not have installed"
+    return None
 
 
 def run(folder, cells, library, command_wrapper=None, cell_timeout=None, budget=None, numbers=None):
@@ -272,21 +288,28 @@ class VerdictExecute(NbGraderPreprocessor):
         exercise, name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
         root = Path(self.course_root)
         source_folder = root / self.source_directory / exercise
-        expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json")
         source = nbformat.read(source_folder / f"{name}.ipynb", as_version=4)
         index = {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
         numbers = {grade_id: i + 1 for grade_id, i in index.items()}
         record = {"device": device_description(), "not_graded": None, "tests": {}}
         path = record_path(root, exercise, resources["nbgrader"]["student"])
         path.parent.mkdir(parents=True, exist_ok=True)
+
+        def not_graded(reason):
+            record["not_graded"] = reason
+            path.write_text(json.dumps(record))
+            raise NotGraded(reason) from None
+
+        unmet = unmet_requirements(source)  # before torch's run, whose results would be cached
+        if unmet:
+            not_graded(unmet)
+        expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json")
         try:
             actual = run(source_folder, plan(source, solution_cells(nb)), "minigrad", self._wrapper(), self.timeout,
                          self.budget, numbers)
         except (NotGraded, Stopped) as error:
-            record["not_graded"] = error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
-                cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20)
-            path.write_text(json.dumps(record))
-            raise NotGraded(record["not_graded"]) from None
+            not_graded(error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
+                cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20))
         for test_id, (passed, why) in compare(expected, actual).items():
             record["tests"][test_id] = [passed, why]
             cell = nb.cells[index[test_id]]

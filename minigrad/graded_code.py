@@ -14,7 +14,13 @@ code needs, and keeps definitions from running code while they are made:
   ``getattr`` only with a constant name, no ``setattr``, no ``global``;
 - nothing of torch's own autograd (``torch.autograd``, ``torch.func``, grad-mode switches) nor of
   its doors to other code (``torch.load``, ``torch.utils``, ``torch.ops.load_library``, ...);
-- no assigning to attributes of anything imported (``torch.equal = ...``, ``engine.backprop = ...``).
+- no assigning to attributes of anything imported (``torch.equal = ...``, ``engine.backprop = ...``);
+- Triton (exercise 9's kernels) only as ``import triton`` and ``import triton.language as tl``, and
+  then only ``@triton.jit`` (a bare decorator), ``triton.cdiv``, ``triton.next_power_of_2`` and the
+  language's functions and types (``tl.load``, ``tl.exp``, ``tl.constexpr``, ...: ``TRITON_LANGUAGE``).
+  Those two names are Triton's alone: graded code binds them no other way (``import torch as tl``,
+  a parameter ``tl``, ``tl = ...``) and uses them only before one of those attributes, so that
+  ``tl.load`` is Triton's and not ``torch.load``, and ``tl.core...`` does not reach Triton's modules.
 
 ``definitions(source)`` is what grading runs of a learner's cell; ``violation(tree, where)`` gives its
 first construct that breaks a rule, as the learner reads it: "`import os` at cell 5 line 2 is not
@@ -45,6 +51,21 @@ FORBIDDEN_ATTRIBUTES = MODULES_OUT_OF_REACH | {
     "gi_frame", "gi_code", "cr_frame", "ag_frame", "f_back", "f_globals", "f_locals", "f_builtins", "f_code",
     "tb_frame", "tb_next", "co_code", "co_consts",
 }
+TRITON_IMPORTS = {("triton", None), ("triton.language", "tl")}
+"""(module, alias) of the imports of Triton graded code may make; they bind the names ``triton`` and ``tl``."""
+TRITON_NAMES = {"triton", "tl"}
+TRITON_JIT = "triton.jit"
+TRITON_LANGUAGE = frozenset("""
+    program_id num_programs arange full zeros zeros_like cat load store atomic_add atomic_max atomic_min
+    abs exp exp2 log log2 sqrt rsqrt sin cos erf sigmoid softmax floor ceil fma clamp maximum minimum where fdiv
+    div_rn cdiv max min sum argmax argmin reduce cumsum cumprod dot rand randn randint
+    broadcast broadcast_to reshape view expand_dims trans permute ravel join split flip squeeze unsqueeze
+    constexpr dtype tensor pointer_type cast float16 bfloat16 float32 float64 int1 int8 int16 int32 int64
+    uint8 uint16 uint32 uint64 static_range range static_assert static_print device_assert device_print
+    multiple_of max_contiguous debug_barrier
+""".split())
+"""What graded code may take from ``triton.language``: its functions and types, none of its modules."""
+TRITON_ATTRIBUTES = {"triton": {"cdiv", "next_power_of_2"}, "tl": TRITON_LANGUAGE}
 FORMAT_DUNDER = re.compile(r"\{[^}]*__")  # "{0.__class__}".format(x) reads a dunder attribute
 
 
@@ -58,6 +79,7 @@ def violation(tree, where):
     """The first construct in ``tree`` (the definitions of a notebook cell, ``where``: "cell 5") that
     graded code may not contain, as a sentence for the learner; None when there is none."""
     try:
+        _check_triton_names(tree)
         _Checker(_module_names(tree)).visit(tree)
     except Rejected as rejected:
         return f"`{rejected.construct}` at {where} line {rejected.line} is not allowed in graded code"
@@ -72,6 +94,31 @@ def _module_names(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
     return names
+
+
+def _check_triton_names(tree):
+    """Reject any binding of ``triton`` or ``tl`` but Triton's own imports (TRITON_IMPORTS), in any
+    scope: an import, a parameter, an assignment, a def or class, an ``except ... as``, a match capture."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = alias.asname or (alias.name.split(".")[0] if isinstance(node, ast.Import) else alias.name)
+                if bound in TRITON_NAMES and (isinstance(node, ast.ImportFrom) or
+                                              (alias.name, alias.asname) not in TRITON_IMPORTS):
+                    raise Rejected(node, _text(node))
+            continue
+        if isinstance(node, ast.Name):
+            name = None if isinstance(node.ctx, ast.Load) else node.id
+        elif isinstance(node, ast.arg):
+            name = node.arg
+        elif isinstance(node, ast.MatchMapping):
+            name = node.rest
+        elif isinstance(node, ast.alias):
+            continue
+        else:
+            name = getattr(node, "name", None)  # def, class, except ... as, match captures, type parameters
+        if name in TRITON_NAMES:
+            raise Rejected(node, name)
 
 
 def _text(node):
@@ -95,6 +142,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Import(self, node):
         for alias in node.names:
+            if (alias.name, alias.asname) in TRITON_IMPORTS:
+                continue
             self._module(node, alias.name)
             self._name(node, alias.asname or alias.name.split(".")[0])
 
@@ -118,6 +167,8 @@ class _Checker(ast.NodeVisitor):
             raise Rejected(node, _text(node))
 
     def visit_Name(self, node):
+        if node.id in TRITON_NAMES:  # only before one of its attributes (visit_Attribute), never on its own
+            raise Rejected(node, node.id)
         if node.id == "getattr":  # called with a constant name is checked in visit_Call; passed around it is not
             raise Rejected(node, node.id)
         self._name(node, node.id)
@@ -130,6 +181,10 @@ class _Checker(ast.NodeVisitor):
             raise Rejected(node, _text(node))
 
     def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id in TRITON_NAMES:
+            if node.attr not in TRITON_ATTRIBUTES[node.value.id] or not isinstance(node.ctx, ast.Load):
+                raise Rejected(node, _text(node))
+            return
         if node.attr in FORBIDDEN_ATTRIBUTES or _is_dunder(node.attr):
             raise Rejected(node, _text(node))
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -154,7 +209,7 @@ class _Checker(ast.NodeVisitor):
 
     def _function(self, node):
         for decorator in node.decorator_list:
-            if not (isinstance(decorator, ast.Name) and decorator.id in DECORATORS):
+            if not (isinstance(decorator, ast.Name) and decorator.id in DECORATORS or ast.unparse(decorator) == TRITON_JIT):
                 raise Rejected(decorator, "@" + _text(decorator))
         arguments = node.args
         annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,

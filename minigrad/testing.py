@@ -44,9 +44,10 @@ def both(scenario, *args):
 
 
 def nearly_equal(actual, expected, rel=1e-6, abs_=1e-9):
-    """== for plain data, but floats compare within tolerance; inf matches the same inf, nan matches nan."""
+    """== for plain data, but finite floats compare within tolerance; an infinity equals only itself,
+    and nan equals nan (torch's nan, met by minigrad's, is the same result)."""
     if isinstance(expected, float) and isinstance(actual, float):
-        if not math.isfinite(expected):
+        if not (math.isfinite(actual) and math.isfinite(expected)):
             return actual == expected or math.isnan(actual) and math.isnan(expected)
         return abs(actual - expected) <= abs_ + rel * abs(expected)
     if isinstance(expected, (list, tuple)):

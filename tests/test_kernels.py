@@ -199,3 +199,98 @@ def test_minigrad_runs_without_triton():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{[[1 / 3] * 3] * 2} False"
+
+
+# Exercise 9's reference: softmax over the last dimension in Triton kernels (minigrad.kernels.triton_softmax).
+
+def fused_softmax(x):
+    """triton_softmax.Softmax, imported only where a test runs the kernels: its graph is one node."""
+    from minigrad.kernels.triton_softmax import Softmax
+
+    y = Softmax.apply(x)
+    assert y.grad_fn.name() == "SoftmaxBackward"
+    return y
+
+
+def softmax_ops(x):
+    """Softmax from minigrad's ops, one node each: sub (the row's max, a constant), exp, sum, div."""
+    e = (x - x.detach().max(-1, keepdim=True).values).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+@pytest.fixture(params=["kernel", "ops"])
+def softmax_impl(request, device):
+    """The fused softmax (where the kernels run) and the one from minigrad's ops."""
+    if request.param == "ops":
+        return softmax_ops
+    request.getfixturevalue("kernel_device")
+    return fused_softmax
+
+
+def softmax_values_and_grad(lib, impl, x, upstream_seed=1):
+    """softmax(x, -1) (x made a leaf that requires grad), what its node saved when it is the fused
+    one, and x.grad for a random upstream gradient."""
+    x.requires_grad_()
+    y = torch.softmax(x, -1) if lib is torch else impl(x)
+    lib.manual_seed(upstream_seed)
+    y.backward(lib.randn_like(y))
+    return storage(y), storage(x.grad)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_softmax_values_and_grads(softmax_impl, device, shape, dtype):
+    def scenario(lib):
+        lib.manual_seed(0)
+        return softmax_values_and_grad(lib, softmax_impl, lib.randn(shape, dtype=dtype, device=device) * 3)
+    assert_same_numbers(scenario)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_softmax_stable_for_large_values(softmax_impl, device, dtype):
+    """exp(1000) overflows even float64: each row is shifted by its max first."""
+    rows = ROWS["large"]
+    assert_same_numbers(lambda lib: softmax_values_and_grad(lib, softmax_impl, lib.tensor(rows, dtype=dtype,
+                                                                                        device=device)))
+
+
+def test_softmax_of_a_tensor_that_is_not_contiguous(softmax_impl, device):
+    """x.t() is read as rows all the same: the kernels get a contiguous copy."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        x = lib.randn(5, 3, dtype=lib.float64, device=device).requires_grad_()
+        y = torch.softmax(x.t(), -1) if lib is torch else softmax_impl(x.t())
+        y.backward(lib.randn(5, 3, dtype=lib.float64, device=device).t())  # an upstream gradient laid out as x
+        return storage(y), storage(x.grad)
+    assert_same_numbers(scenario)
+
+
+def test_softmax_saves_what_torch_saves(kernel_device):
+    """The result only, as torch's SoftmaxBackward0 (``_saved_result``)."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        x = lib.randn(2, 5, device=kernel_device, requires_grad=True)
+        y = torch.softmax(x, -1) if lib is torch else fused_softmax(x)
+        return (storage(y.grad_fn._saved_result),)
+    assert_same_numbers(scenario)
+
+
+def test_softmax_second_derivative(softmax_impl, device):
+    """Softmax's backward is itself an op (SoftmaxGrad), so create_graph=True differentiates it."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        x = lib.randn(3, 6, dtype=lib.float64, device=device, requires_grad=True)
+        w = lib.randn(3, 6, dtype=lib.float64, device=device, requires_grad=True)
+        y = torch.softmax(x, -1) if lib is torch else softmax_impl(x)
+        (grad,) = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+        (grad * lib.randn(3, 6, dtype=lib.float64, device=device)).sum().backward()
+        return storage(grad), storage(x.grad), storage(w.grad)
+    assert_same_numbers(scenario)
+
+
+@pytest.mark.parametrize("check", ["gradcheck", "gradgradcheck"])
+def test_softmax_gradcheck(kernel_device, check):
+    from minigrad.kernels.triton_softmax import Softmax
+
+    x = minigrad.randn(2, 5, dtype=minigrad.float64, device=kernel_device, requires_grad=True)
+    assert getattr(minigrad.autograd, check)(Softmax.apply, (x,))

@@ -36,6 +36,9 @@ def node(torch):
     ([2, 4], gradient, "Right"),
     ([2.0, 4.5], gradient, "Not what torch does"),
     ("works", gradient, "Right"),
+    (float("inf"), lambda torch: torch.tensor(1000.0).exp(), "Right"),
+    (1e38, lambda torch: torch.tensor(1000.0).exp(), "Not what torch does"),
+    (float("nan"), lambda torch: torch.tensor(float("inf")) - torch.tensor(float("inf")), "Right"),
 ])
 def test_a_prediction_gets_feedback(capsys, answer, scenario, verdict):
     predict(answer, scenario)

@@ -5,6 +5,7 @@ check of graded code (it opens files, imports os and socket); the sandbox holds 
 The scratch course lives under /var/tmp, not /tmp: the sandbox gets a private /tmp, so a course
 there would merely be invisible inside, and "read-only" would go unproven."""
 import errno
+import importlib.util
 import os
 import shutil
 import signal
@@ -289,3 +290,38 @@ def test_refuses_without_the_sandbox_and_says_why(course, monkeypatch):
     monkeypatch.setattr(sandbox, "check_available", lambda: reason)
     with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap.*--no-sandbox"):
         workflow.autograde("ex3_freeing", root=course["root"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None and not os.environ.get("CI"),
+                    reason="triton is not installed (the optional extra: pip install '.[kernels]')")
+def test_triton_runs_its_kernels(course):
+    """Exercise 9's kernels are graded here: Triton's interpreter (no GPU), with the numpy it needs,
+    or Triton's compiler, whose cache goes to $HOME (/tmp, private). The kernel lives in a file, as
+    the grader gives a learner's definitions their text: Triton reads a kernel's source."""
+    with open(os.path.join(course["work"], "double.py"), "w") as file:
+        file.write(textwrap.dedent("""
+            import os
+            import torch
+            if not torch.cuda.is_available():
+                os.environ["TRITON_INTERPRET"] = "1"
+            import triton
+            import triton.language as tl
+
+
+            @triton.jit
+            def double(x_ptr, n, BLOCK: tl.constexpr):
+                columns = tl.arange(0, BLOCK)
+                tl.store(x_ptr + columns, tl.load(x_ptr + columns, mask=columns < n) * 2, mask=columns < n)
+        """))
+    try:
+        done = run(course, """
+            import torch
+            from double import double
+            x = torch.arange(5.0, device="cuda" if torch.cuda.is_available() else "cpu")
+            double[(1,)](x, 5, BLOCK=8)
+            print(x.tolist())
+        """)
+    finally:
+        os.remove(os.path.join(course["work"], "double.py"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "[0.0, 2.0, 4.0, 6.0, 8.0]"

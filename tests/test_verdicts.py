@@ -100,6 +100,29 @@ def test_the_grading_process_gets_code_not_the_text_of_the_tests():
     ("def f():\n    global check", "global check"),
     ("def f():\n    return (i for i in ()).gi_frame", "(i for i in ()).gi_frame"),
     ("def f(x):\n    return '{0.__class__}'.format(x)", "'{0.__class__}'"),
+    # Triton (exercise 9): its two imports, @triton.jit, and tl's functions; nothing else of it, and
+    # the names triton and tl for Triton alone (else tl.load could be torch.load)
+    ("import triton.runtime.build", "import triton.runtime.build"),
+    ("from triton.runtime import build", "from triton.runtime import build"),
+    ("from triton import jit", "from triton import jit"),
+    ("import triton as tr", "import triton as tr"),
+    ("import triton.language as language", "import triton.language as language"),
+    ("import torch as tl", "import torch as tl"),
+    ("from torch import load as tl", "from torch import load as tl"),
+    ("def f():\n    return triton.knobs", "triton.knobs"),
+    ("def f():\n    return tl.core.typing", "tl.core"),
+    ("def f():\n    return tl.extra", "tl.extra"),
+    ("def f():\n    language = tl", "tl"),
+    ("def f(tl):\n    return tl.load('x')", "tl"),
+    ("def f():\n    tl = torch\n    return tl.load('x')", "tl"),
+    ("def f():\n    return [tl.load('x') for tl in (torch,)]", "tl"),
+    ("def f():\n    try:\n        pass\n    except Exception as tl:\n        pass", "tl"),
+    ("def tl():\n    pass", "tl"),
+    ("def f():\n    tl.load = torch.load", "tl.load"),
+    ("def f():\n    return getattr(tl, 'load')", "getattr(tl, 'load')"),
+    ("def f():\n    return triton.jit(f)", "triton.jit"),
+    ("@triton.jit(debug=True)\ndef f():\n    pass", "@triton.jit(debug=True)"),
+    ("@triton.autotune\ndef f():\n    pass", "@triton.autotune"),
 ])
 def test_graded_code_rejects_each_construct_naming_it(code, construct):
     line = next(i for i, text in enumerate(code.splitlines(), start=1) if construct.lstrip("@") in text)
@@ -113,6 +136,37 @@ def test_graded_code_rejects_each_construct_naming_it(code, construct):
     "def f(node):\n    heap = []\n    heapq.heappush(heap, node)\n    return heap",
     "x = 3\nos.system('top-level statements are dropped, not run')",
     "class Ema:\n    def __init__(self, decay):\n        self.decay = decay\n    def __repr__(self):\n        return 'Ema'",
+    "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    row = tl.program_id(0).to(tl.int64)\n    columns = tl.arange(0, BLOCK)\n"
+    "    x = tl.load(x_ptr + row * n + columns, mask=columns < n, other=float('-inf'))\n"
+    "    tl.store(out_ptr + row, tl.max(tl.exp(x), 0))\n"
+    "def block(n):\n    return min(triton.next_power_of_2(n), triton.cdiv(n, 2) * 2)",
 ])
 def test_graded_code_keeps_what_minigrad_code_needs(code):
     assert violation(definitions(code), "cell 4") is None
+
+
+def test_the_learners_definitions_come_with_their_text():
+    """Triton compiles a kernel from its source, which it asks ``inspect`` for: the definitions of a
+    solution cell reach the grading process with their text (and nothing else of the cell does)."""
+    plan = [{"kind": "solution", "id": "part", "source": "def helper(lib):\n    return 1\nprint('dropped')"},
+            {"kind": "test", "id": "t", "source": "import inspect\ncheck('source', lambda lib: inspect.getsource(helper))"}]
+    assert verdicts.run(FOLDER, plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1", False]]
+
+
+def test_an_exercise_whose_modules_are_missing_is_not_graded(tmp_path):
+    """An exercise that requires a module the grading machine lacks (exercise 9: Triton) is "not
+    graded: reason", recorded, before torch's run (whose results would be cached)."""
+    import json
+
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(metadata={"minigrad": {"requires": ["no_module_named_like_this"]}})
+    (tmp_path / "solutions" / "exN").mkdir(parents=True)
+    nbformat.write(notebook, tmp_path / "solutions" / "exN" / "exN.ipynb")
+    step = verdicts.VerdictExecute(course_root=str(tmp_path), sandbox=False)
+    reason = "the exercise needs no_module_named_like_this, which the grading machine does not have installed"
+    with pytest.raises(verdicts.NotGraded, match=reason):
+        step.preprocess(notebook, {"nbgrader": {"assignment": "exN", "notebook": "exN", "student": "ada"}})
+    record = json.loads((tmp_path / ".course" / "records" / "exN" / "ada.json").read_text())
+    assert record["not_graded"] == reason and not (tmp_path / ".course" / "expected").exists()

@@ -5,6 +5,7 @@ kernel that writes a full intermediate to memory and saves one for backward. ``L
 the input in one Triton kernel and writes only the result; its backward is one kernel too, and
 its graph one node. Triton is the optional extra (``pip install '.[kernels]'``) and is imported on
 first use of a kernel: ``import minigrad`` and ``import minigrad.kernels`` don't need it.
+``triton_softmax`` is exercise 9's reference, written the same way: softmax, forward and backward.
 """
 import os
 

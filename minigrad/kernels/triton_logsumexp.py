@@ -47,7 +47,9 @@ def _backward_kernel(grad_ptr, x_ptr, result_ptr, out_ptr, n, BLOCK: tl.constexp
         tl.store(out_ptr + row * n + start + columns, grad * tl.exp(x - result), mask=mask)
 
 
-def _block(n):
+def block_size(n):
+    """The block a program walks a row of ``n`` elements in: a power of two (``tl.arange`` needs
+    one), no longer than the row needs and at most ``MAX_BLOCK``."""
     return min(triton.next_power_of_2(n), MAX_BLOCK)
 
 
@@ -55,7 +57,7 @@ def logsumexp(data):
     """Log-sum-exp over the last dimension of ``data`` (float32 or float64 storage, not empty)."""
     rows = data.reshape(-1, data.shape[-1]).contiguous()
     out = torch.empty(rows.shape[0], dtype=data.dtype, device=data.device)
-    _forward_kernel[(rows.shape[0],)](rows, out, rows.shape[1], BLOCK=_block(rows.shape[1]))
+    _forward_kernel[(rows.shape[0],)](rows, out, rows.shape[1], BLOCK=block_size(rows.shape[1]))
     return out.reshape(data.shape[:-1])
 
 
@@ -64,5 +66,5 @@ def logsumexp_backward(grad, x, result):
     rows = x.reshape(-1, x.shape[-1]).contiguous()
     out = torch.empty_like(rows)
     _backward_kernel[(rows.shape[0],)](grad.contiguous(), rows, result.contiguous(), out, rows.shape[1],
-                                       BLOCK=_block(rows.shape[1]))
+                                       BLOCK=block_size(rows.shape[1]))
     return out.reshape(x.shape)

@@ -1,0 +1,246 @@
+# %% requires triton numpy
+# %% markdown
+# # Exercise 9 (optional) — a fused softmax in Triton
+#
+# *Lesson: `course/09_gpu_kernel.ipynb`. This unit is optional: it needs Triton, minigrad's optional
+# extra (`pip install -e '.[kernels]'`, or `MINIGRAD_EXTRAS=kernels ./run lab`). Without a GPU,
+# Triton's interpreter runs your kernels on the CPU: the first cell sets `TRITON_INTERPRET=1` for
+# you, before it imports Triton.*
+#
+# `softmax(x, -1)` written with minigrad's ops is four nodes (sub, exp, sum, div), and four kernels
+# that each write a whole intermediate to memory. You write it the way the lesson's log-sum-exp is
+# written: one Triton kernel forward, one backward, wrapped as a minigrad `Function`.
+#
+# 1. `softmax_kernel(x_ptr, out_ptr, n, BLOCK)`: one program per row. Three passes over the row: its
+#    max (the **shift**: `exp(x - max)` never overflows), the sum of `exp(x - shift)`, then the
+#    output `exp(x - shift) / sum`.
+# 2. `softmax_backward_kernel(grad_ptr, result_ptr, out_ptr, n, BLOCK)`: the gradient of softmax
+#    from its result `y` alone, `y * (grad - sum(grad * y))` per row. Two passes: the sum, then the
+#    output.
+# 3. `Softmax`, the `Function`: `forward(ctx, x)` runs `softmax_kernel` on `x`'s storage and saves
+#    the result (as torch's `SoftmaxBackward0` does); `backward(ctx, grad)` returns
+#    `SoftmaxGrad.apply(grad, result)`. `SoftmaxGrad` is given: an op that runs your backward
+#    kernel, with a backward of its own, so that `create_graph=True` can differentiate it again.
+#
+# The kernels see the input as rows: its last dimension, of length `n`, stored one row after the
+# other (**contiguous**), so that row `r` starts at `x_ptr + r * n`. A program walks its row in
+# blocks of `BLOCK` columns (`block_size(n)`, given: a power of two, at most 1024), and masks the
+# columns past the row's end.
+#
+# The graded tests launch your kernels by hand, then run `Softmax` forward and backward, with
+# torch's softmax as the oracle, and with the same maths from plain ops beside it.
+#
+# When your work is graded, only your definitions run (imports, functions, classes, constants);
+# keep experiments in the free cells. Graded code may import only minigrad, torch, math, a few
+# standard modules (heapq, itertools, functools, collections, typing) and Triton as `import triton`
+# and `import triton.language as tl` (the setup cell does both); of Triton it may use `@triton.jit`,
+# `triton.cdiv`, `triton.next_power_of_2` and the language's functions and types (`tl.load`,
+# `tl.exp`, `tl.constexpr`, ...), and it keeps the names `triton` and `tl` for Triton alone. It may
+# not use torch's own autograd, files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate
+# names any such construct ("not graded: `import os` at ... line 2 is not allowed in graded code").
+# %% locked setup
+import os
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ["TRITON_INTERPRET"] = "1"  # no GPU: Triton's interpreter runs the kernels (set before the import)
+try:
+    import triton
+    import triton.language as tl
+except ModuleNotFoundError:
+    raise ModuleNotFoundError("Exercise 9 needs Triton, minigrad's optional extra: pip install -e '.[kernels]' "
+                              "(or MINIGRAD_EXTRAS=kernels ./run lab), then restart the kernel") from None
+
+import minigrad
+from minigrad.kernels import triton_softmax
+from minigrad.kernels.triton_logsumexp import block_size
+from minigrad.kernels.triton_softmax import SoftmaxGrad
+from minigrad.function import Function
+from minigrad.testing import check, graded
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # with a GPU, Triton compiles the kernels for it
+
+
+def by_rows(kernel, out_shape, *tensors):
+    """Launch ``kernel`` on storage by hand: one program per row of the last dimension, the tensors
+    as contiguous rows, then the output (of ``tensors[-1]``'s dtype) and the row length."""
+    n = out_shape[-1]
+    flat = [t.reshape(-1, n).contiguous() for t in tensors]
+    out = torch.empty(flat[-1].shape, dtype=flat[-1].dtype, device=flat[-1].device)
+    kernel[(flat[-1].shape[0],)](*flat, out, n, BLOCK=block_size(n))
+    return out.reshape(out_shape)
+
+# %% markdown
+# ## Part 1 — `softmax_kernel`
+# Start from the lesson's `_forward_kernel` (log-sum-exp): its two passes are your first two, with
+# one difference: softmax needs no special case for infinite rows (torch gives nan there, and so
+# does `exp(x - shift)` without one). Read masked columns as `-inf` where they must not count
+# (`tl.load(..., mask=..., other=float("-inf"))`), and store only the row's own columns.
+# %% part softmax_kernel
+# %% locked plug-softmax_kernel
+graded(softmax_kernel.fn)
+# %% code
+# Try it: x = torch.randn(2, 5); by_rows(softmax_kernel, x.shape, x) - torch.softmax(x, -1)
+# %% tests test-softmax_kernel 2+2
+def forward_kernel(lib, shape, scale=3.0):
+    """softmax over the last dimension: torch's, or your kernel launched on the storage."""
+    lib.manual_seed(0)
+    x = lib.randn(shape, dtype=lib.float64, device=DEVICE) * scale
+    return torch.softmax(x, -1) if lib is torch else by_rows(softmax_kernel, shape, x._data)
+
+
+check("a (3, 5) tensor: 3 rows of 5", forward_kernel, (3, 5))
+check("a (2, 3, 7) tensor: 6 rows of 7", forward_kernel, (2, 3, 7))
+### BEGIN HIDDEN TESTS
+check("rows longer than a block: (2, 1025)", forward_kernel, (2, 1025))
+check("rows of one element: (4, 1)", forward_kernel, (4, 1))
+
+
+def large_rows(lib):
+    """exp(1000) overflows even float64: only the shift by each row's max keeps these finite."""
+    rows = [[1000.0, 1000.0, 999.0], [-1000.0, -1000.0, -999.0], [1.0, 2.0, 3.0]]
+    x = lib.tensor(rows, dtype=lib.float64, device=DEVICE)
+    return torch.softmax(x, -1) if lib is torch else by_rows(softmax_kernel, x.shape, x._data)
+
+
+def float32_rows(lib):
+    """float32 in, float32 out, within float32's precision of the float64 softmax."""
+    lib.manual_seed(0)
+    x = lib.randn(3, 33, dtype=lib.float64, device=DEVICE) * 3
+    if lib is torch:
+        y32, y64 = torch.softmax(x.float(), -1), torch.softmax(x, -1)
+    else:
+        y32, y64 = by_rows(softmax_kernel, x.shape, x._data.float()), by_rows(softmax_kernel, x.shape, x._data)
+    return str(y32.dtype), (y32.double() - y64).abs().max().item() < 1e-6
+
+
+check("large values", large_rows)
+check("float32", float32_rows)
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 2 — `softmax_backward_kernel`
+# `grad_ptr` and `result_ptr` point at rows laid out alike. First the row's sum of `grad * result`
+# (masked columns read as 0 add nothing), then `result * (grad - sum)` for each column. Mind that
+# the sum needs *every* block of the row before any output is written.
+# %% part softmax_backward_kernel
+# %% locked plug-softmax_backward_kernel
+triton_softmax.softmax_backward_kernel = softmax_backward_kernel  # what the given SoftmaxGrad launches
+graded(softmax_backward_kernel.fn)
+# %% tests test-softmax_backward_kernel 2+1
+def backward_kernel(lib, shape, scale=3.0):
+    """softmax's gradient for an upstream gradient: torch's autograd, or your kernel launched on the
+    upstream gradient and the softmax (minigrad's op computes it)."""
+    lib.manual_seed(0)
+    x = lib.randn(shape, dtype=lib.float64, device=DEVICE) * scale
+    grad = lib.randn(shape, dtype=lib.float64, device=DEVICE)
+    if lib is torch:
+        return torch.autograd.grad(torch.softmax(x.requires_grad_(), -1), x, grad)[0]
+    return by_rows(softmax_backward_kernel, shape, grad._data, x.softmax(-1)._data)
+
+
+check("a (3, 5) tensor", backward_kernel, (3, 5))
+check("a (2, 3, 7) tensor", backward_kernel, (2, 3, 7))
+### BEGIN HIDDEN TESTS
+check("rows longer than a block: (2, 1025)", backward_kernel, (2, 1025))
+check("rows of one element: (4, 1)", backward_kernel, (4, 1))
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 3 — `Softmax`
+# `forward(ctx, x)`: view `x._data` as rows (`reshape(-1, n)`: made **contiguous**, since the
+# kernel assumes it and `x.t()` is not), allocate the output like them (same dtype and device),
+# launch one program per row with `BLOCK=block_size(n)`, give the result `x`'s shape, save it and
+# return it. `backward(ctx, grad)`: `SoftmaxGrad.apply(grad, result)`.
+# %% part Softmax
+# %% locked plug-Softmax
+graded(Softmax)
+# %% code
+# Try it: x = minigrad.randn(2, 5, requires_grad=True); y = Softmax.apply(x); y.sum().backward(); x.grad
+# %% tests test-Softmax 2+2
+def fused(lib, x):
+    """torch's softmax, or yours."""
+    return torch.softmax(x, -1) if lib is torch else Softmax.apply(x)
+
+
+def forward_backward(lib, shape, scale=3.0, transpose=False):
+    """The result, what its node saved, and x.grad for a random upstream gradient."""
+    lib.manual_seed(0)
+    x = lib.randn(shape, dtype=lib.float64, device=DEVICE).mul(scale).requires_grad_()
+    y = fused(lib, x.t() if transpose else x)
+    saved = y.grad_fn._saved_result  # read before backward, which frees it
+    y.backward(lib.randn(tuple(y.shape), dtype=lib.float64, device=DEVICE))
+    return {"y": y, "dtype": str(y.dtype), "saved result": saved, "x.grad": x.grad}
+
+
+check("forward and backward, (3, 5)", forward_backward, (3, 5))
+check("forward and backward, (2, 3, 7)", forward_backward, (2, 3, 7))
+### BEGIN HIDDEN TESTS
+check("forward and backward, (2, 1025)", forward_backward, (2, 1025))
+check("forward and backward, large values", forward_backward, (4, 37), 1000.0)
+check("forward and backward of x.t() (not contiguous)", forward_backward, (5, 3), 3.0, True)
+
+
+def float32_softmax(lib):
+    lib.manual_seed(0)
+    x = lib.randn(3, 33, dtype=lib.float32, device=DEVICE, requires_grad=True)
+    y = fused(lib, x)
+    y.sum().backward()
+    return str(y.dtype), str(x.grad.dtype), (y - lib.softmax(x.double(), -1)).abs().max().item() < 1e-6
+
+
+check("float32", float32_softmax)
+### END HIDDEN TESTS
+
+# %% tests test-Softmax-graph 1+1
+def nodes(tensor):
+    """How many nodes the backward graph below ``tensor`` has."""
+    seen, stack = set(), [tensor.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.extend(next_node for next_node, _ in node.next_functions)
+    return len(seen)
+
+
+def versus_plain_ops(lib):
+    """Softmax from plain ops (sub the row's max, a constant; exp; sum; div) against the fused one:
+    the same numbers, from one node where the plain ops make four (leaf's node included: 2 and 5)."""
+    lib.manual_seed(0)
+    x = lib.randn(3, 6, dtype=lib.float64, device=DEVICE, requires_grad=True)
+    grad = lib.randn(3, 6, dtype=lib.float64, device=DEVICE)
+    e = (x - x.detach().max(-1, keepdim=True).values).exp()
+    plain = e / e.sum(-1, keepdim=True)
+    y = fused(lib, x)
+    (plain_grad,) = lib.autograd.grad(plain, x, grad)
+    (fused_grad,) = lib.autograd.grad(y, x, grad)
+    return {"values agree": (y - plain).abs().max().item() < 1e-12,
+            "gradients agree": (fused_grad - plain_grad).abs().max().item() < 1e-12,
+            "nodes, plain ops": nodes(plain), "nodes, fused": nodes(y)}
+
+
+check("the fused softmax against plain ops", versus_plain_ops)
+### BEGIN HIDDEN TESTS
+
+
+def second_derivative(lib):
+    """create_graph=True: the gradient is a graph too (SoftmaxGrad), differentiated again."""
+    lib.manual_seed(0)
+    x = lib.randn(3, 6, dtype=lib.float64, device=DEVICE, requires_grad=True)
+    w = lib.randn(3, 6, dtype=lib.float64, device=DEVICE, requires_grad=True)
+    (grad,) = lib.autograd.grad((fused(lib, x) * w).sum(), x, create_graph=True)
+    (grad * lib.randn(3, 6, dtype=lib.float64, device=DEVICE)).sum().backward()
+    return grad, x.grad, w.grad
+
+
+def finite_differences(lib):
+    """gradcheck: the gradient agrees with finite differences of the forward."""
+    x = lib.randn(2, 3, dtype=lib.float64, device=DEVICE, requires_grad=True)
+    return lib.autograd.gradcheck(lambda t: fused(lib, t), (x,))
+
+
+check("second derivative", second_derivative)
+check("gradcheck", finite_differences)
+### END HIDDEN TESTS
