@@ -3,6 +3,7 @@
   python -m grader build [--check]          derive solutions/ and exercises/ from minigrad/
   python -m grader stage                    stage each exercise's minigrad (build outputs, not committed)
   python -m grader release EXERCISE         put the release into the exchange (learners fetch it)
+  python -m grader release all              release every exercise not released as it is now
   python -m grader collect EXERCISE         take learners' submissions from the exchange
   python -m grader autograde EXERCISE [--workers N]
   python -m grader status EXERCISE          graded (score), not graded (reason) or not graded yet, per submission
@@ -46,7 +47,9 @@ def main(argv=None):
         return 0
     from . import workflow
 
-    if args.command in ("release", "collect", "feedback"):
+    if args.command == "release" and args.exercise == "all":
+        workflow.release_all()
+    elif args.command in ("release", "collect", "feedback"):
         getattr(workflow, args.command)(args.exercise)
     elif args.command == "autograde":
         from .sandbox import SandboxUnavailable

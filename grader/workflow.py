@@ -61,6 +61,20 @@ def release(exercise, root=ROOT):
     _checked(course_api(root).release_assignment(exercise), f"releasing {exercise}")
 
 
+def release_all(root=ROOT):
+    """Release each exercise whose release in the exchange is missing or differs from exercises/: a
+    learner's own lab (``./run lab``) lists them all in its Assignment List, as after an instructor's release."""
+    build.stage(root)
+    api = course_api(root)
+    api.config.ExchangeReleaseAssignment.force = True  # an outdated release is replaced
+    outbound = Path(api.config.Exchange.root) / api.coursedir.course_id / "outbound"
+    for exercise in (spec.stem for spec in build.exercise_specs(root)):
+        released = outbound / exercise / f"{exercise}.ipynb"
+        current = (Path(root) / "exercises" / exercise / f"{exercise}.ipynb").read_bytes()
+        if not released.exists() or released.read_bytes() != current:
+            _checked(api.release_assignment(exercise), f"releasing {exercise}")
+
+
 def collect(exercise, root=ROOT):
     _checked(course_api(root).collect(exercise), f"collecting {exercise}")
 
