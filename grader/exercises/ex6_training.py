@@ -1,7 +1,7 @@
 # %% markdown
 # # Exercise 6 — the training loop: SGD, `zero_grad`, and a loop that diverges
 #
-# *Lesson: `course/06_training_loop.ipynb`.*
+# *Lesson: `course/06a_zero_grad_and_step.ipynb`.*
 #
 # `loss.backward()` **adds** each parameter's gradient to `param.grad`; `optimizer.step()` moves the
 # parameters along `param.grad`; `optimizer.zero_grad()` forgets the gradients before the next
