@@ -1,7 +1,7 @@
 # %% markdown
 # # Exercise 6 — the training loop: SGD, `zero_grad`, and a loop that diverges
 #
-# *Lesson: `course/06a_zero_grad_and_step.ipynb`.*
+# *Lessons: `course/06a_zero_grad_and_step.ipynb` and `course/06b_clipping_devices_data.ipynb`.*
 #
 # `loss.backward()` **adds** each parameter's gradient to `param.grad`; `optimizer.step()` moves the
 # parameters along `param.grad`; `optimizer.zero_grad()` forgets the gradients before the next

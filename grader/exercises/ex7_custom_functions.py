@@ -1,7 +1,7 @@
 # %% markdown
 # # Exercise 7 — gradcheck, and two custom Functions
 #
-# *Lesson: `course/07_custom_functions.ipynb`.*
+# *Lessons: `course/07a_custom_functions_and_gradcheck.ipynb` and `course/07b_straight_through_and_second_derivatives.ipynb`.*
 #
 # A custom `Function` brings its own backward, and nothing checks it but you. `gradcheck` does:
 # it computes the **Jacobian** of the function (the table of every output element's derivative
