@@ -23,6 +23,21 @@ from .parts import solution_cell
 
 HIDDEN_START = "### BEGIN HIDDEN TESTS"
 HIDDEN_NOTE = "# Hidden tests: they run when your work is graded; your feedback says whether they passed.\n"
+# The first code cell of every exercise: a learner sees at once which torch and device, and which
+# minigrad, the notebook runs (the exercise's staged copy, beside the notebook, holds the stubs).
+SETUP_CHECK = """\
+# Check my setup: run this cell first.
+import os
+
+import torch
+
+import minigrad
+
+print("torch   ", torch.__version__)
+print("CUDA    ", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no (the CPU is enough)")
+staged = os.path.dirname(minigrad.__file__) == os.path.join(os.getcwd(), "minigrad")
+print("minigrad", os.path.dirname(minigrad.__file__),
+      "(this exercise's own copy: good)" if staged else "-- NOT this exercise's copy: open the notebook from its folder")"""
 HEADER = re.compile(r"^# %% (?P<kind>markdown|code|locked|part|answer|tests|requires)(?: (?P<args>.*))?$", re.M)
 
 
@@ -81,6 +96,8 @@ def build_notebook(spec, parts_by_name):
             cells += _test_cells(args[0], args[1], body)
             continue
         cells.append(cell)
+        if len(cells) == 1:  # after the title
+            cells.append(nbformat.v4.new_code_cell(SETUP_CHECK, id="check-setup"))
     metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                 "language_info": {"name": "python"}}
     if requires:
