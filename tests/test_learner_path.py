@@ -80,7 +80,11 @@ def lab(tmp_path_factory):
             time.sleep(0.5)
     yield {"url": url, "token": token, "root": root}
     server.terminate()
-    server.wait(timeout=30)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
     log.close()
 
 
