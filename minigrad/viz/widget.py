@@ -17,12 +17,13 @@ def stepper_widget(stepper, title=None):
     next_button = ipywidgets.Button(description="Next node", icon="step-forward")
     run_button = ipywidgets.Button(description="Run to end", icon="fast-forward")
     status = ipywidgets.HTML()
-    picture = ipywidgets.Image(format="png")
+    # at its own size, as the lesson's other pictures (a VBox would stretch it to the output's width)
+    picture = ipywidgets.Image(format="png", layout=ipywidgets.Layout(align_self="flex-start"))
 
     def show(lines):
         ax = stepper.draw(title=title)
         buffer = io.BytesIO()
-        ax.figure.savefig(buffer, format="png", dpi=90)
+        ax.figure.savefig(buffer, format="png", dpi=100)  # the inline pictures' dpi
         plt.close(ax.figure)
         picture.value = buffer.getvalue()
         next_button.disabled = run_button.disabled = stepper.done
