@@ -32,7 +32,8 @@ class HideHiddenTests(NbGraderPreprocessor):
         points = meta.get("points", 0)
         score = meta.get("score", 0)
         verdict = "passed" if score == points else "failed"
-        cell.source = HIDDEN.sub(f"# hidden test — {verdict} — {points:g} points\n", cell.source).rstrip("\n")
+        cell.source = HIDDEN.sub(f"# hidden test — {verdict} — {points:g} point{'' if points == 1 else 's'}\n",
+                                 cell.source).rstrip("\n")
         cell.outputs = [new_output("stream", name="stdout",
                                    text=f"hidden test — {verdict} — {score:g}/{points:g} points\n")]
         return cell, resources
