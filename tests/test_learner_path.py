@@ -14,25 +14,21 @@ Each step leaves a screenshot in screenshots/learner/ (git-ignored). The tests r
 share one browser page, as one learner would.
 """
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from grader.build import ROOT, stage
+import labs
+from labs import menu, serve
 from test_exercises import _reference_solutions
-from test_ui import CHROMIUM, _free_port, browser  # noqa: F401 - browser is a fixture
+from test_ui import CHROMIUM, browser  # noqa: F401 - browser is a fixture
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 EXERCISE = "ex3_freeing"
-SHOTS = ROOT / "screenshots" / "learner"
 COPIED = ("minigrad", "grader", "course", "exercises", "solutions")
 LONG = 120_000  # ms: a cold kernel on a busy two-core machine
 SHORT = 30_000  # ms: the page's answer to a click
@@ -49,43 +45,8 @@ def lab(tmp_path_factory):
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     stage(root)
     workflow.release_all(root)  # as ./run lab does: the Assignment List lists every exercise
-    state = tmp_path_factory.mktemp("jupyter")
-    env = dict(os.environ)
-    env.update({
-        "JUPYTER_CONFIG_PATH": os.pathsep.join([str(root / "grader" / "lab" / "learner"), str(root / "grader")]),
-        "JUPYTER_CONFIG_DIR": str(state / "config"), "JUPYTER_DATA_DIR": str(state / "data"),
-        "JUPYTER_RUNTIME_DIR": str(state / "runtime"), "IPYTHONDIR": str(state / "ipython"),
-        "MPLCONFIGDIR": str(state / "matplotlib"),
-        "PATH": os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]),
-        # the lessons import the course's minigrad (./run's editable install); here, the scratch copy's
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")])),
-    })
-    port, token = _free_port(), "minigrad-learner-test"
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-               f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}"]
-    if os.geteuid() == 0:
-        command.append("--allow-root")
-    log = open(state / "server.log", "wb")
-    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                raise RuntimeError(f"JupyterLab did not start:\n{(state / 'server.log').read_text()}")
-            time.sleep(0.5)
-    yield {"url": url, "token": token, "root": root}
-    server.terminate()
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-    log.close()
+    with serve(root, tmp_path_factory.mktemp("jupyter"), "learner") as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -96,11 +57,7 @@ def page(browser, lab):  # noqa: F811 - browser is test_ui's fixture
 
 
 def shot(page, name):
-    """Save a screenshot, once the page has painted what the last scroll brought into view (the notebook
-    skips rendering cells out of view: content-visibility)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    labs.shot(page, "learner", name)
 
 
 def open_notebook(page, lab, path):
@@ -124,18 +81,6 @@ def _shut_down_kernels(lab):
     for kernel in kernels:
         urllib.request.urlopen(urllib.request.Request(f"{lab['url']}/api/kernels/{kernel['id']}", method="DELETE",
                                                       headers=headers))
-
-
-def menu(page, menu_name, command, only=False):
-    """Click ``menu_name`` in the menu bar, then the item that runs ``command`` (``only``: the menu shows
-    no other item)."""
-    page.locator(".lm-MenuBar-item", has_text=re.compile(f"^{menu_name}$")).click()
-    item = page.locator(f".lm-Menu-item[data-command='{command}']")
-    item.wait_for()
-    if only:
-        shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)").all_inner_texts()
-        assert len(shown) == 1, f"{menu_name} shows {[text.strip() for text in shown]}"
-    item.click()
 
 
 def run_all(page, panel):

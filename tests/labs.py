@@ -1,0 +1,79 @@
+"""What the browser tests of a whole path share (tests/test_learner_path.py, tests/test_instructor_path.py):
+JupyterLab started as ``./run lab`` starts it, for a learner or an instructor, on a scratch copy of the
+course; screenshots; the lab's menus."""
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+from grader.build import ROOT
+from test_ui import _free_port
+
+SHOTS = ROOT / "screenshots"
+
+
+@contextlib.contextmanager
+def serve(root, state, role):
+    """JupyterLab on 127.0.0.1 with ``role``'s lab (grader/lab/<role> before grader/ on
+    JUPYTER_CONFIG_PATH) on the course at ``root``; Jupyter's own files under ``state``. Yields
+    {"url", "token", "root"}."""
+    env = dict(os.environ)
+    env.update({
+        "JUPYTER_CONFIG_PATH": os.pathsep.join([str(root / "grader" / "lab" / role), str(root / "grader")]),
+        "JUPYTER_CONFIG_DIR": str(state / "config"), "JUPYTER_DATA_DIR": str(state / "data"),
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"), "IPYTHONDIR": str(state / "ipython"),
+        "MPLCONFIGDIR": str(state / "matplotlib"),
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]),
+        # the lessons import the course's minigrad (./run's editable install); here, the scratch copy's
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")])),
+    })
+    port, token = _free_port(), f"minigrad-{role}-test"
+    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+               f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}"]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = open(state / "server.log", "wb")
+    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(f"JupyterLab did not start:\n{(state / 'server.log').read_text()}")
+                time.sleep(0.5)
+        yield {"url": url, "token": token, "root": root, "log": state / "server.log"}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a server that does not stop is killed, not left running
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def shot(page, folder, name):
+    """Save screenshots/<folder>/<name>.png, once the page has painted what the last scroll brought
+    into view (the notebook skips rendering cells out of view: content-visibility)."""
+    (SHOTS / folder).mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=str(SHOTS / folder / f"{name}.png"))
+
+
+def menu(page, menu_name, command, only=False):
+    """Click ``menu_name`` in the menu bar, then the item that runs ``command`` (``only``: the menu shows
+    no other item)."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(f"^{menu_name}$")).click()
+    item = page.locator(f".lm-Menu-item[data-command='{command}']")
+    item.wait_for()
+    if only:
+        shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)").all_inner_texts()
+        assert len(shown) == 1, f"{menu_name} shows {[text.strip() for text in shown]}"
+    item.click()
