@@ -151,3 +151,23 @@ def test_the_grader_works_without_an_activated_venv(tmp_path, monkeypatch):
     done = subprocess.run([sys.executable, "-c", f"from nbgrader.api import Gradebook; Gradebook('sqlite:///{database}')"],
                           env=nbgrader_env(ROOT), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tmp_path):
+    """What ./run lab runs at each start: every exercise in the exchange; nothing copied again when
+    nothing changed; an exercise whose release changed is released anew."""
+    shutil.copytree(ROOT / "minigrad", tmp_path / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("grader", "exercises", "solutions"):  # staged packages are built, not copied
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "minigrad"))
+    workflow.release_all(tmp_path)
+    outbound = tmp_path / ".course" / "exchange" / "minigrad" / "outbound"
+    exercises = sorted(p.name for p in (tmp_path / "exercises").iterdir() if p.is_dir())
+    assert sorted(p.name for p in outbound.iterdir()) == exercises
+    assert all((outbound / name / "minigrad" / "engine.py").exists() for name in exercises)
+    released = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
+    notebook = tmp_path / "exercises" / EXERCISE / f"{EXERCISE}.ipynb"
+    notebook.write_text(notebook.read_text().replace("Exercise 3", "Exercise 3 (corrected)", 1))
+    workflow.release_all(tmp_path)
+    again = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
+    assert [name for name in exercises if again[name] != released[name]] == [EXERCISE]
+    assert "Exercise 3 (corrected)" in (outbound / EXERCISE / f"{EXERCISE}.ipynb").read_text()
