@@ -46,10 +46,15 @@ c.Spawner.environment = {"PATH": os.path.join(PREFIX, "venv", "bin") + ":/usr/lo
 
 
 def role_config(spawner):
-    """Each role's lab (grader/lab/learner or grader/lab/instructor), then the course's nbgrader config."""
-    role = "instructor" if spawner.user.name == INSTRUCTOR else "learner"
+    """Each role's lab (grader/lab/learner or grader/lab/instructor), then nbgrader's course and exchange;
+    the instructor's also has the course's own nbgrader config (~/minigrad/grader), for Formgrader."""
     etc = os.path.join(PREFIX, "etc")
-    spawner.environment["JUPYTER_CONFIG_PATH"] = f"{etc}/{role}:{etc}/common"
+    if spawner.user.name == INSTRUCTOR:
+        course = os.path.join(os.path.expanduser(f"~{INSTRUCTOR}"), "minigrad", "grader")
+        path = [f"{etc}/instructor", course, f"{etc}/common"]
+    else:
+        path = [f"{etc}/learner", f"{etc}/common"]
+    spawner.environment["JUPYTER_CONFIG_PATH"] = ":".join(path)
 
 
 c.Spawner.pre_spawn_hook = role_config

@@ -6,7 +6,9 @@ the instructor's home. In the browser, learner1 logs in, fetches exercise 3 from
 types the solution, Validates and Submits; learner2 fetches and Submits it unchanged, and cannot open
 learner1's server. Then, as Unix users: neither learner can read the other's home nor the
 instructor's course, nor list the exchange's inbound; the instructor collects and autogrades both
-with the course's CLI: learner1 full marks, learner2 none. Screenshots in screenshots/hub/.
+with the course's CLI: learner1 full marks, learner2 none; logged in, the instructor sees both grades
+in nbgrader's Formgrader. Screenshots in screenshots/hub/. When the hub stops, no process of the
+three users is left running.
 
 Needs root, hub/setup.sh done (.ci/run does it), configurable-http-proxy and Debian's chromium;
 skipped otherwise, saying which is missing.
@@ -217,8 +219,8 @@ def test_learner2_submits_unchanged_and_cannot_open_learner1s_server(browser, hu
     submit(page, 11, "learner2")
     answer = page.goto(f"{hub['url']}/user/learner1/lab")
     shot(page, "12_learner2_opens_learner1s_lab")
-    assert answer.status == 403 or "/user/learner2/" in page.url, (answer.status, page.url)
-    assert "/user/learner1/lab" not in page.url or answer.status == 403
+    assert answer.status == 403, (answer.status, page.url)
+    assert "You do not have permission to access Server at /user/learner1/" in page.inner_text("body")
     page.context.close()
 
 
@@ -249,3 +251,20 @@ def test_instructor_collects_and_autogrades_both(hub):
     as_user(INSTRUCTOR, "python", "-m", "grader", "export", EXERCISE, cwd=course)
     SHOTS.mkdir(parents=True, exist_ok=True)
     shutil.copy(course / ".course" / f"{EXERCISE}-scores.png", SHOTS / "13_instructor_scores.png")
+
+
+def test_instructor_sees_the_grades_in_formgrader(browser, hub):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = log_in(browser, hub, INSTRUCTOR, "14_instructor_login")
+    page.goto(f"{hub['url']}/user/{INSTRUCTOR}/formgrader/gradebook/{EXERCISE}/{EXERCISE}")
+    rows = page.locator("#main-table tr")
+    expect(rows).to_have_count(2, timeout=LONG)  # loaded: names hidden, as nbgrader shows them first
+    page.get_by_role("button", name="Show All Names").click()
+    expect(page.get_by_role("button", name="Hide All Names")).to_be_visible(timeout=SHORT)
+    for learner in LEARNERS:
+        expect(rows.get_by_text(learner)).to_be_visible(timeout=SHORT)
+    expect(rows.filter(has_text="learner1")).to_contain_text("16 / 16", timeout=SHORT)
+    expect(rows.filter(has_text="learner2")).to_contain_text("0 / 16", timeout=SHORT)
+    shot(page, "15_instructor_formgrader_submissions")
+    page.context.close()
