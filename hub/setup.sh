@@ -73,7 +73,7 @@ done
 # nbgrader's exchange: everyone writes, the sticky bit keeps each one's files their own; nbgrader
 # makes the course's outbound (readable by all) and inbound (writable, not listable) inside.
 mkdir -p "$EXCHANGE"
-chmod 1777 "$(dirname "$EXCHANGE")" "$EXCHANGE"
+chmod 1777 "$EXCHANGE"
 
 # The instructor's course: a copy of the sources, solutions included, in the instructor's home.
 home="$(getent passwd "$INSTRUCTOR" | cut -d: -f6)"
@@ -100,7 +100,7 @@ as_instructor() {
 # The instructor's gradebook learns the exercises (build), then every exercise goes to the exchange.
 if [ ! -e "$course/.course/built" ]; then
   as_instructor build > "$HUB_PREFIX/build.log" 2>&1 || { cat "$HUB_PREFIX/build.log" >&2; exit 1; }
-  touch "$course/.course/built"
+  runuser -u "$INSTRUCTOR" -- touch "$course/.course/built"
 fi
 as_instructor release all
 echo "hub/setup.sh: ready; start the hub with hub/start.sh (passwords: $passwords)"
