@@ -11,7 +11,9 @@ in nbgrader's Formgrader. Screenshots in screenshots/hub/. When the hub stops, n
 three users is left running.
 
 Needs root, hub/setup.sh done (.ci/run does it), configurable-http-proxy and Debian's chromium;
-skipped otherwise, saying which is missing.
+skipped otherwise, saying which is missing. It resets learner1's and learner2's exercise 3 and stops
+the three users' processes at the end: not for a machine serving a class (it refuses to start while
+those users have processes running).
 """
 import os
 import re
@@ -84,6 +86,9 @@ def _reset():
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
+    running = _processes()
+    if running:  # a hub serving these users (a class, an earlier run): this test would reset their work
+        pytest.fail(f"the hub's users have processes running; stop their hub first: {running}")
     _reset()
     state = tmp_path_factory.mktemp("hubstate")
     port = _free_port()
