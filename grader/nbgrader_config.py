@@ -24,7 +24,8 @@ c.CourseDirectory.autograded_directory = os.path.join(".course", "autograded")
 c.CourseDirectory.feedback_directory = os.path.join(".course", "feedback")
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(STATE, "gradebook.db") + "?timeout=60"  # parallel graders wait their turn
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "*.pyc"]
-c.Exchange.root = os.path.join(STATE, "exchange")
+# MINIGRAD_EXCHANGE: a shared exchange (a class on JupyterHub: hub/setup.sh), else the course's own
+c.Exchange.root = os.environ.get("MINIGRAD_EXCHANGE") or os.path.join(STATE, "exchange")
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # Deleted and copied nbgrader cells are repaired from the release (grader/repair.py) in place of

@@ -1,0 +1,60 @@
+"""JupyterHub for a class of the course (start it with hub/start.sh, after hub/setup.sh).
+
+Users log in with their Unix password (PAM); the hub runs as root and starts each user's JupyterLab
+as that Unix user (LocalProcessSpawner), from the venv hub/setup.sh made, with nbgrader's course and
+exchange configured: learners get a learner's lab (Assignment List, Validate), the instructor
+nbgrader's instructor tools too. Settings from the environment:
+  HUB_PREFIX (/opt/minigrad-hub)  what hub/setup.sh made; HUB_STATE ($HUB_PREFIX/state) the hub's
+                                  database, cookie secret and proxy pid (root only)
+  HUB_IP (127.0.0.1), HUB_PORT (8000)  where the hub listens; HUB_INTERNAL_PORT (8081) and
+  HUB_PROXY_API_PORT (8001)       the hub's and the proxy's own ports, on 127.0.0.1
+  HUB_LEARNERS ("learner1 learner2"), HUB_INSTRUCTOR (instructor)  who may log in
+  MINIGRAD_EXCHANGE (/srv/nbgrader/exchange)  nbgrader's exchange
+"""
+import os
+
+c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
+
+PREFIX = os.environ.get("HUB_PREFIX", "/opt/minigrad-hub")
+STATE = os.environ.get("HUB_STATE") or os.path.join(PREFIX, "state")
+LEARNERS = os.environ.get("HUB_LEARNERS", "learner1 learner2").split()
+INSTRUCTOR = os.environ.get("HUB_INSTRUCTOR", "instructor")
+EXCHANGE = os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange")
+
+c.JupyterHub.ip = os.environ.get("HUB_IP", "127.0.0.1")
+c.JupyterHub.port = int(os.environ.get("HUB_PORT", "8000"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(os.environ.get("HUB_INTERNAL_PORT", "8081"))
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('HUB_PROXY_API_PORT', '8001')}"
+c.ConfigurableHTTPProxy.pid_file = os.path.join(STATE, "proxy.pid")
+c.JupyterHub.db_url = "sqlite:///" + os.path.join(STATE, "jupyterhub.sqlite")
+c.JupyterHub.cookie_secret_file = os.path.join(STATE, "jupyterhub_cookie_secret")
+c.JupyterHub.cleanup_servers = True  # the users' servers stop with the hub
+
+c.JupyterHub.authenticator_class = "pam"
+c.Authenticator.allowed_users = set(LEARNERS) | {INSTRUCTOR}
+c.Authenticator.admin_users = {INSTRUCTOR}
+
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [os.path.join(PREFIX, "venv", "bin", "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.notebook_dir = "~"
+c.Spawner.http_timeout = 120  # a busy machine starts JupyterLab slowly
+c.Spawner.start_timeout = 120
+c.Spawner.environment = {"PATH": os.path.join(PREFIX, "venv", "bin") + ":/usr/local/bin:/usr/bin:/bin",
+                         "MINIGRAD_EXCHANGE": EXCHANGE}
+
+
+def role_config(spawner):
+    """Each role's lab (grader/lab/learner or grader/lab/instructor), then nbgrader's course and exchange;
+    the instructor's also has the course's own nbgrader config (~/minigrad/grader), for Formgrader."""
+    etc = os.path.join(PREFIX, "etc")
+    if spawner.user.name == INSTRUCTOR:
+        course = os.path.join(os.path.expanduser(f"~{INSTRUCTOR}"), "minigrad", "grader")
+        path = [f"{etc}/instructor", course, f"{etc}/common"]
+    else:
+        path = [f"{etc}/learner", f"{etc}/common"]
+    spawner.environment["JUPYTER_CONFIG_PATH"] = ":".join(path)
+
+
+c.Spawner.pre_spawn_hook = role_config

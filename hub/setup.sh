@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# hub/setup.sh: set up a multi-user JupyterHub for the course on this machine (run as root; again
+# after a change: it is idempotent). What it makes:
+#   $HUB_PREFIX (/opt/minigrad-hub)    venv/: JupyterHub, JupyterLab, nbgrader, torch and minigrad, for
+#                                     the hub and every user's server (readable by all; the project's
+#                                     own .venv may link to a Python in a home folder others cannot enter);
+#                                     etc/: the users' Jupyter config (the learner's and the instructor's
+#                                     lab, nbgrader's course id and exchange); passwords (root only):
+#                                     the users' passwords; state/ (root only, hub/start.sh): the hub's database
+#   configurable-http-proxy             JupyterHub's proxy, from npm (global)
+#   Unix users learner1, learner2, instructor, homes mode 700, passwords in $HUB_PREFIX/passwords
+#   /srv/nbgrader/exchange              nbgrader's exchange, mode 1777 as nbgrader's docs ask
+#   ~instructor/minigrad                the course (sources with solutions, owned by the instructor, who
+#                                       releases every exercise into the exchange)
+# Start the hub with hub/start.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HUB_PREFIX="${HUB_PREFIX:-/opt/minigrad-hub}"
+EXCHANGE="${MINIGRAD_EXCHANGE:-/srv/nbgrader/exchange}"
+LEARNERS="${HUB_LEARNERS:-learner1 learner2}"
+INSTRUCTOR="${HUB_INSTRUCTOR:-instructor}"
+TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
+PROXY_VERSION=4.6.3
+[ "$(id -u)" = 0 ] || { echo "hub/setup.sh: run as root (it creates users and a hub that spawns them)" >&2; exit 1; }
+
+# A Python every user can run: the system's, not one in a home folder.
+python=/usr/bin/python3
+mkdir -p "$HUB_PREFIX"
+chmod 755 "$HUB_PREFIX"
+venv="$HUB_PREFIX/venv"
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+stamp="$venv/.installed-$({ cat pyproject.toml; echo "$TORCH_SPEC"; } | cksum | cut -d' ' -f1)"
+if [ ! -e "$stamp" ]; then
+  "$venv/bin/python" -c "import torch" 2>/dev/null || "$venv/bin/pip" install -q "$TORCH_SPEC"
+  # not editable, and built from a copy: the users' servers never read this clone, nor pip write into it
+  src="$(mktemp -d)"
+  cp -r pyproject.toml README.md minigrad "$src/"
+  "$venv/bin/pip" install -q "$src[course,hub]"
+  rm -rf "$src"
+  touch "$stamp"
+fi
+
+command -v configurable-http-proxy > /dev/null || npm install -g --silent "configurable-http-proxy@$PROXY_VERSION"
+
+# The users' Jupyter config: nbgrader's course and exchange for all, and each role's lab.
+etc="$HUB_PREFIX/etc"
+rm -rf "$etc"
+mkdir -p "$etc/common"
+cp -r grader/lab/learner grader/lab/instructor "$etc/"
+cat > "$etc/common/nbgrader_config.py" <<EOF
+# The course's nbgrader settings for every user of the hub (written by hub/setup.sh).
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "minigrad"
+c.Exchange.root = "$EXCHANGE"
+c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
+EOF
+chmod -R a+rX "$etc"
+
+# The accounts: their own Unix users, homes no one else can read.
+passwords="$HUB_PREFIX/passwords"
+touch "$passwords"
+chmod 600 "$passwords"
+for user in $LEARNERS "$INSTRUCTOR"; do
+  id "$user" > /dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+  chmod 700 "$(getent passwd "$user" | cut -d: -f6)"
+  if ! grep -q "^$user:" "$passwords"; then
+    password="$(head -c 12 /dev/urandom | base64 | tr -d '/+=')"
+    echo "$user:$password" | chpasswd
+    echo "$user:$password" >> "$passwords"
+  fi
+done
+
+# nbgrader's exchange: everyone writes, the sticky bit keeps each one's files their own; nbgrader
+# makes the course's outbound (readable by all) and inbound (writable, not listable) inside.
+mkdir -p "$EXCHANGE"
+chmod 1777 "$EXCHANGE"
+
+# The instructor's course: a copy of the sources, solutions included, in the instructor's home.
+home="$(getent passwd "$INSTRUCTOR" | cut -d: -f6)"
+course="$home/minigrad"
+# Copied once (later it is the instructor's to change), or again with HUB_REFRESH_COURSE=1 (the
+# sources only: the gradebook, submissions and grades in its .course/ stay).
+if [ ! -d "$course" ] || [ "${HUB_REFRESH_COURSE:-}" = 1 ]; then
+  mkdir -p "$course"
+  for folder in minigrad grader course exercises solutions; do rm -rf "${course:?}/$folder"; done
+  cp -r minigrad grader course exercises solutions pyproject.toml "$course/"
+  find "$course" -name __pycache__ -prune -exec rm -rf {} +
+  chown -R "$INSTRUCTOR:" "$course"
+  rm -f "$course/.course/built"
+fi
+cat > "$home/.profile" <<EOF
+# written by hub/setup.sh: the course's Python and exchange in the instructor's shell
+export PATH="$venv/bin:\$PATH" MINIGRAD_EXCHANGE="$EXCHANGE"
+EOF
+chown "$INSTRUCTOR:" "$home/.profile"
+as_instructor() {
+  runuser -u "$INSTRUCTOR" -- env -i -C "$course" HOME="$home" PATH="$venv/bin:/usr/bin:/bin" LANG=C.UTF-8 \
+    MINIGRAD_EXCHANGE="$EXCHANGE" python -m grader "$@"
+}
+# The instructor's gradebook learns the exercises (build), then every exercise goes to the exchange.
+if [ ! -e "$course/.course/built" ]; then
+  as_instructor build > "$HUB_PREFIX/build.log" 2>&1 || { cat "$HUB_PREFIX/build.log" >&2; exit 1; }
+  runuser -u "$INSTRUCTOR" -- touch "$course/.course/built"
+fi
+as_instructor release all
+echo "hub/setup.sh: ready; start the hub with hub/start.sh (passwords: $passwords)"

@@ -1,0 +1,275 @@
+"""A class on a real multi-user JupyterHub (hub/setup.sh, hub/start.sh), in Chromium.
+
+The hub runs as root on 127.0.0.1 and starts each user's JupyterLab as that Unix user; nbgrader's
+exchange is the shared /srv/nbgrader/exchange; the instructor's course (solutions included) lives in
+the instructor's home. In the browser, learner1 logs in, fetches exercise 3 from the Assignment List,
+types the solution, Validates and Submits; learner2 fetches and Submits it unchanged, and cannot open
+learner1's server. Then, as Unix users: neither learner can read the other's home nor the
+instructor's course, nor list the exchange's inbound; the instructor collects and autogrades both
+with the course's CLI: learner1 full marks, learner2 none; logged in, the instructor sees both grades
+in nbgrader's Formgrader. Screenshots in screenshots/hub/. When the hub stops, no process of the
+three users is left running.
+
+Needs root, hub/setup.sh done (.ci/run does it), configurable-http-proxy and Debian's chromium;
+skipped otherwise, saying which is missing. It resets learner1's and learner2's exercise 3 and stops
+the three users' processes at the end: not for a machine serving a class (it refuses to start while
+those users have processes running).
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from grader.build import ROOT
+from test_exercises import _reference_solutions
+from test_learner_path import LONG, SHORT, menu, replace_cell_source, wait_for_kernel
+from test_ui import CHROMIUM, _free_port, browser  # noqa: F401 - browser is a fixture
+
+PREFIX = Path(os.environ.get("HUB_PREFIX", "/opt/minigrad-hub"))
+EXCHANGE = Path(os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange"))
+LEARNERS = ("learner1", "learner2")
+INSTRUCTOR = "instructor"
+EXERCISE = "ex3_freeing"
+SHOTS = ROOT / "screenshots" / "hub"
+
+
+def _missing():
+    if os.geteuid() != 0:
+        return "needs root (the hub starts each user's server as that Unix user)"
+    if not (PREFIX / "venv" / "bin" / "jupyterhub").exists() or not (PREFIX / "passwords").exists():
+        return f"hub/setup.sh has not been run (no {PREFIX}/venv/bin/jupyterhub)"
+    if not shutil.which("configurable-http-proxy"):
+        return "configurable-http-proxy (npm) is not installed: run hub/setup.sh"
+    if not CHROMIUM.exists():
+        return "Debian's chromium is not installed"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+def home(user):
+    return Path(os.path.expanduser(f"~{user}"))
+
+
+def as_user(user, *command, cwd=None, check=True):
+    """Run ``command`` as the Unix user ``user`` (the course's venv first on PATH)."""
+    env = {"HOME": str(home(user)), "PATH": f"{PREFIX}/venv/bin:/usr/bin:/bin", "MINIGRAD_EXCHANGE": str(EXCHANGE),
+           "LANG": "C.UTF-8"}
+    return subprocess.run(["runuser", "-u", user, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()), *command],
+                          cwd=cwd, capture_output=True, text=True, check=check)
+
+
+def can(user, test, path):
+    """Whether ``test -r``/``test -x``... holds for ``path`` as ``user``; ``ls`` for a listing."""
+    command = ["ls", str(path)] if test == "ls" else ["test", test, str(path)]
+    return as_user(user, *command, check=False).returncode == 0
+
+
+def _reset():
+    """Forget an earlier run of this test: the learners' fetched exercise, their submissions and
+    nbgrader's cache of them, and the instructor's collected and graded copies."""
+    for learner in LEARNERS:
+        shutil.rmtree(home(learner) / EXERCISE, ignore_errors=True)
+        shutil.rmtree(home(learner) / ".local" / "share" / "jupyter" / "nbgrader_cache", ignore_errors=True)
+        for submission in (EXCHANGE / "minigrad" / "inbound").glob(f"{learner}+{EXERCISE}+*"):
+            shutil.rmtree(submission)
+        for folder in ("submitted", "autograded"):
+            shutil.rmtree(home(INSTRUCTOR) / "minigrad" / ".course" / folder / learner / EXERCISE, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    running = _processes()
+    if running:  # a hub serving these users (a class, an earlier run): this test would reset their work
+        pytest.fail(f"the hub's users have processes running; stop their hub first: {running}")
+    _reset()
+    state = tmp_path_factory.mktemp("hubstate")
+    port = _free_port()
+    env = dict(os.environ, HUB_PREFIX=str(PREFIX), HUB_STATE=str(state), HUB_PORT=str(port),
+               HUB_INTERNAL_PORT=str(_free_port()), HUB_PROXY_API_PORT=str(_free_port()),
+               MINIGRAD_EXCHANGE=str(EXCHANGE))
+    log = open(state / "hub.log", "wb")
+    server = subprocess.Popen([str(ROOT / "hub" / "start.sh")], env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/hub/api", timeout=2)
+            break
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                os.killpg(server.pid, signal.SIGKILL)
+                raise RuntimeError(f"JupyterHub did not start:\n{(state / 'hub.log').read_text()}")
+            time.sleep(0.5)
+    passwords = dict(line.split(":", 1) for line in (PREFIX / "passwords").read_text().split())
+    yield {"url": url, "passwords": passwords, "log": state / "hub.log"}
+    server.send_signal(signal.SIGTERM)  # the hub stops the users' servers and its proxy
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+    log.close()
+    deadline = time.monotonic() + 15  # the users' servers and kernels end a moment after the hub
+    while (left := _processes()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for user, processes in left.items():
+        for process in processes:
+            os.kill(int(process.split()[0]), signal.SIGKILL)
+    assert not left, f"servers left running after the hub stopped: {left}"
+
+
+def _processes():
+    """The users' live processes (not zombies, which their parent or init reaps), by user."""
+    found = {}
+    for user in (*LEARNERS, INSTRUCTOR):
+        lines = subprocess.run(["ps", "-u", user, "-o", "pid=,stat=,args="], capture_output=True,
+                               text=True).stdout.splitlines()
+        live = [line.strip() for line in lines if not line.split()[1].startswith("Z")]
+        if live:
+            found[user] = live
+    return found
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def log_in(browser, hub, user, screenshot=None):  # noqa: F811
+    """A browser of the user's own (no cookies shared): log in on the hub's page, wait for the lab."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{hub['url']}/hub/login")
+    page.locator("#username_input").fill(user)
+    page.locator("#password_input").fill(hub["passwords"][user])
+    if screenshot:
+        shot(page, screenshot)
+    page.locator("#login_submit").click()
+    page.wait_for_url(re.compile(f"/user/{user}/lab"), timeout=LONG)
+    page.goto(f"{hub['url']}/user/{user}/lab?reset")  # a fresh workspace, not the last run's open tabs
+    page.locator(".jp-Launcher").wait_for(timeout=LONG)
+    return page
+
+
+def fetch(page, number, user):
+    from playwright.sync_api import expect
+
+    menu(page, "Nbgrader", "nbgrader:open-assignment-list", only=True)  # a learner's tools only
+    row = page.locator("#released_assignments_list .list_item", has_text=EXERCISE)
+    expect(row).to_be_visible(timeout=LONG)
+    shot(page, f"{number:02d}_{user}_assignment_list")
+    row.get_by_role("button", name="Fetch").click()
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=EXERCISE).first
+    expect(fetched).to_be_visible(timeout=LONG)
+    shot(page, f"{number + 1:02d}_{user}_fetched")
+    assert (home(user) / EXERCISE / f"{EXERCISE}.ipynb").stat().st_uid == home(user).stat().st_uid
+    return fetched
+
+
+def submit(page, number, user):
+    from playwright.sync_api import expect
+
+    page.locator(".lm-TabBar-tab", has_text="Assignments").click()
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=EXERCISE).first
+    fetched.get_by_role("button", name="Submit").click()
+    expect(page.locator("#submitted_assignments_list .list_item", has_text=EXERCISE)).to_be_visible(timeout=LONG)
+    shot(page, f"{number:02d}_{user}_submitted")
+
+
+def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = log_in(browser, hub, "learner1", "01_learner1_login")
+    shot(page, "02_learner1_lab")
+    fetched = fetch(page, 3, "learner1")
+    fetched.locator(".assignment-notebooks-link").click()
+    page.locator("#fetched_assignments_list a", has_text=EXERCISE).last.click()
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    wait_for_kernel(page)
+    for part in _reference_solutions(ROOT, EXERCISE).values():
+        cell = panel.locator(".jp-CodeCell", has_text=part.splitlines()[0])
+        expect(cell).to_contain_text("raise NotImplementedError()", timeout=SHORT)
+        replace_cell_source(page, cell, part)
+        expect(cell).not_to_contain_text("raise NotImplementedError()", timeout=SHORT)
+    shot(page, "05_learner1_solution_typed")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    expect(page.locator("[data-type='document-title'].lm-mod-current")).not_to_have_class(
+        re.compile("jp-mod-dirty"), timeout=SHORT)
+    panel.get_by_role("button", name="Validate").click()
+    dialog = page.locator(".jp-Dialog-content")
+    dialog.wait_for(timeout=LONG)
+    page.wait_for_function("!document.querySelector('.jp-Dialog-content').innerText.includes('Validating')",
+                           timeout=180_000)
+    shot(page, "06_learner1_validated")
+    assert "Success! Your notebook passes all the tests." in dialog.inner_text()
+    dialog.get_by_role("button", name="Ok").click()
+    submit(page, 7, "learner1")
+    page.context.close()
+
+
+def test_learner2_submits_unchanged_and_cannot_open_learner1s_server(browser, hub):  # noqa: F811
+    page = log_in(browser, hub, "learner2", "08_learner2_login")
+    fetch(page, 9, "learner2")
+    submit(page, 11, "learner2")
+    answer = page.goto(f"{hub['url']}/user/learner1/lab")
+    shot(page, "12_learner2_opens_learner1s_lab")
+    assert answer.status == 403, (answer.status, page.url)
+    assert "You do not have permission to access Server at /user/learner1/" in page.inner_text("body")
+    page.context.close()
+
+
+def test_learners_cannot_read_each_others_work_nor_the_instructors_course(hub):
+    learner1_work = home("learner1") / EXERCISE / f"{EXERCISE}.ipynb"
+    assert can("learner1", "-r", learner1_work)  # the check itself works
+    assert not can("learner2", "-r", learner1_work)
+    assert not can("learner2", "ls", home("learner1"))
+    source = home(INSTRUCTOR) / "minigrad" / "solutions" / EXERCISE / f"{EXERCISE}.ipynb"
+    assert can(INSTRUCTOR, "-r", source)
+    for learner in LEARNERS:
+        assert not can(learner, "-r", source)
+        assert not can(learner, "ls", home(INSTRUCTOR))
+        assert not can(learner, "ls", EXCHANGE / "minigrad" / "inbound")  # submissions: written, not listed
+        assert can(learner, "ls", EXCHANGE / "minigrad" / "outbound" / EXERCISE)  # the release: for all
+    for submission in (EXCHANGE / "minigrad" / "inbound").glob(f"*+{EXERCISE}+*"):
+        assert submission.stat().st_uid == home(submission.name.split("+")[0]).stat().st_uid
+
+
+def test_instructor_collects_and_autogrades_both(hub):
+    course = home(INSTRUCTOR) / "minigrad"
+    as_user(INSTRUCTOR, "python", "-m", "grader", "collect", EXERCISE, cwd=course)
+    graded = as_user(INSTRUCTOR, "python", "-m", "grader", "autograde", EXERCISE, "--force", cwd=course).stdout
+    lines = dict(re.findall(r"^(learner\d): (.*)$", graded, re.M))
+    full = re.fullmatch(r"graded (\S+)/(\S+)", lines["learner1"])
+    assert full and full[1] == full[2] and float(full[2]) > 0, graded
+    assert re.fullmatch(r"graded 0/\S+", lines["learner2"]), graded
+    as_user(INSTRUCTOR, "python", "-m", "grader", "export", EXERCISE, cwd=course)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copy(course / ".course" / f"{EXERCISE}-scores.png", SHOTS / "13_instructor_scores.png")
+
+
+def test_instructor_sees_the_grades_in_formgrader(browser, hub):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = log_in(browser, hub, INSTRUCTOR, "14_instructor_login")
+    page.goto(f"{hub['url']}/user/{INSTRUCTOR}/formgrader/gradebook/{EXERCISE}/{EXERCISE}")
+    rows = page.locator("#main-table tr")
+    expect(rows).to_have_count(2, timeout=LONG)  # loaded: names hidden, as nbgrader shows them first
+    page.get_by_role("button", name="Show All Names").click()
+    expect(page.get_by_role("button", name="Hide All Names")).to_be_visible(timeout=SHORT)
+    for learner in LEARNERS:
+        expect(rows.get_by_text(learner)).to_be_visible(timeout=SHORT)
+    expect(rows.filter(has_text="learner1")).to_contain_text("16 / 16", timeout=SHORT)
+    expect(rows.filter(has_text="learner2")).to_contain_text("0 / 16", timeout=SHORT)
+    shot(page, "15_instructor_formgrader_submissions")
+    page.context.close()
