@@ -1,8 +1,10 @@
 """Runs an exercise's checks in a process of its own and reports what each check() saw, as plain data.
 
-``python harness.py FD`` is the grading process of a learner's submission (in the sandbox): it runs
-the checks with minigrad and the learner's definitions, and nothing else — torch's side is run
-by the grader, apart (``reference.py``). It reads its cells from standard input as code the grader
+``python harness.py --serve CONTROL_FD [--isolated]`` is a sandbox's grading server: it imports
+torch and the staged minigrad once (most of a run's cost), then forks one grading process per
+submission (``fork_server``). A grading process runs the checks with minigrad and the learner's
+definitions, and nothing else — torch's side is run by the grader, apart (``reference.py``, which
+runs ``serve`` as ``python reference.py FD``). It reads its cells from standard input as code the grader
 compiled (the grader checked the learner's definitions first, see ``minigrad/graded_code.py``): no test
 text, no expected result and no file the grader trusts is ever within its reach. The learner's
 definitions come with their own text, for ``inspect`` to find (Triton compiles a kernel from its
@@ -17,13 +19,20 @@ it runs:
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
 """
+import ctypes
 import json
 import linecache
 import marshal
 import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
 import sys
 
-_dumps, _write, _type = json.dumps, os.write, type  # taken before any learner code runs
+_dumps, _write, _type, _exit = json.dumps, os.write, type, os._exit  # taken before any learner code runs
 PLAIN_TYPES = (type(None), bool, int, float, str)
 
 
@@ -93,10 +102,123 @@ def _storage_requires_grad(value, tensor_type):
     return False
 
 
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36  # <linux/prctl.h>
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(platform.machine())  # syscall numbers
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def fork_server(lib, control, isolated):
+    """Serve jobs from the grader over the socket ``control``: each is two file descriptors (the
+    job's cells to read, its results pipe to write), run by a child forked for it; b"ready" goes back
+    when the server can take the next one.
+
+    Submissions graded one after another by one server must not reach each other. A job's process
+    runs learner code as the server's uid, so the server, before it says ready again (``isolated``:
+    in the sandbox, where the uid has nothing else), kills every process the job left and reaps them
+    as their subreaper, returns every folder the uid can write (the working folder, /tmp, /dev/shm)
+    to what it held at the start, and checks what a process of the same uid can change of another: its rlimits (prlimit), its
+    nice value, CPU affinity, scheduling policy and I/O priority. Anything it cannot undo — a change
+    there, a System V IPC object left, a process that survived — ends the server instead; the grader
+    starts a fresh sandbox. The server is not dumpable, so no job can ptrace it, read its memory or
+    its file descriptors (the control socket) through /proc."""
+    _libc.prctl(_PR_SET_DUMPABLE, 0)
+    _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    channel = socket.socket(fileno=control)
+    folders = (os.getcwd(), "/tmp", "/dev/shm") if isolated else (os.getcwd(),)
+    state = _fingerprint(folders)
+    channel.sendall(b"ready")
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 16, 2)
+        except OSError:
+            return
+        if len(fds) != 2:
+            return  # the grader closed the socket: it is done with this server
+        pid = os.fork()
+        if pid == 0:
+            _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            channel.close()
+            os.dup2(fds[0], 0)
+            sys.argv[1:] = [str(fds[1])]  # as ``python harness.py FD``
+            try:
+                serve(lib, fds[1])
+            finally:
+                _exit(0)
+        for fd in fds:
+            os.close(fd)
+        os.waitpid(pid, 0)
+        if not _clean(folders, state, isolated):
+            return
+        channel.sendall(b"ready")
+
+
+def _clean(folders, state, isolated):
+    """After a job: whether the server is as it was before it (see fork_server). Outside the sandbox
+    (``isolated`` false: trusted code, as in the course's own tests) only the working folder is emptied."""
+    if isolated:
+        try:
+            os.kill(-1, signal.SIGKILL)  # every process of this uid in the sandbox but the server
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                break
+        try:
+            os.kill(-1, 0)
+            return False  # a process this server may signal is still there
+        except ProcessLookupError:
+            pass
+        if any(len(open(f"/proc/sysvipc/{kind}").readlines()) > 1 for kind in ("shm", "sem", "msg")):
+            return False
+    try:
+        for folder in folders:
+            _prune(folder, state[0])
+        return _fingerprint(folders) == state
+    except OSError:  # a folder the job made unreadable, a file it may not delete
+        return False
+
+
+def _prune(folder, skeleton):
+    """Delete what is in ``folder`` but not in ``skeleton``, entering the skeleton's folders."""
+    for entry in os.scandir(folder):
+        if entry.path not in skeleton:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        elif skeleton[entry.path][0]:
+            _prune(entry.path, skeleton)
+
+
+def _skeleton(folders):
+    """What lies in the writable ``folders`` (the folders the sandbox made, links, the paths bound
+    there): {path: (whether to look inside, its inode, mode and owner)}."""
+    mounts = {re.sub(r"\\(\d{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) for line in open("/proc/self/mountinfo")}
+    found, stack = {}, list(folders)
+    while stack:
+        for entry in os.scandir(stack.pop()):
+            info = entry.stat(follow_symlinks=False)
+            inside = entry.path not in mounts and entry.is_dir(follow_symlinks=False)
+            found[entry.path] = inside, info.st_ino, info.st_mode, info.st_uid
+            if inside:
+                stack.append(entry.path)
+    return found
+
+
+def _fingerprint(folders):
+    """The writable folders' skeleton, and what another process of the same uid could have changed of this one."""
+    limits = [resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")]
+    ioprio = _libc.syscall(_IOPRIO_GET, 1, 0) if _IOPRIO_GET else None  # IOPRIO_WHO_PROCESS, this process
+    return (_skeleton(folders), limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0), os.sched_getscheduler(0),
+            os.sched_getparam(0), ioprio)
+
+
 if __name__ == "__main__":
     import torch
 
     import minigrad as library
 
     torch.set_grad_enabled(False)  # torch's autograd does none of the learner's work (graded code can't turn it on)
-    serve(library, int(sys.argv[1]))
+    fork_server(library, int(sys.argv[2]), "--isolated" in sys.argv)

@@ -20,11 +20,9 @@ import json
 import marshal
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -37,9 +35,9 @@ from traitlets import Bool, Integer, Unicode
 from minigrad.graded_code import definitions, violation
 from minigrad.testing import nearly_equal, without_messages
 
+from . import forkserver
 from .records import record_path
 
-HARNESS = Path(__file__).with_name("harness.py")
 REFERENCE = Path(__file__).with_name("reference.py")
 RESULTS_BUDGET = 16 << 20  # bytes of results one run may send
 MESSAGE_KINDS = {"cell": 2, "check": 4, "error": 2, "done": 1}
@@ -114,47 +112,67 @@ def unmet_requirements(source_notebook):
     return None
 
 
-def run(folder, cells, library, command_wrapper=None, cell_timeout=None, budget=None, numbers=None):
-    """Run ``cells`` with ``library`` ("torch": the reference, in ``folder``; "minigrad": the
-    learner's, with only ``folder``'s staged minigrad and the harness to import, and an empty
-    working folder; ``command_wrapper(argv, workdir, readonly)`` puts it in the sandbox).
+def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None, numbers=None):
+    """Run ``cells`` with ``library`` ("torch": the reference, in ``folder``, in a process of its
+    own; "minigrad": the learner's, by this process's grading server (``forkserver``), with only
+    ``folder``'s staged minigrad and the harness to import, and an empty working folder, in the
+    sandbox when ``sandboxed``).
     Returns {test id: {"checks": [[name, seen, message], ...], "error": text or None}}. Raises NotGraded when
     the learner's code is rejected, Stopped when a cell runs past ``cell_timeout``, the run past
     ``budget`` seconds or RESULTS_BUDGET bytes, the process dies, or it sends what is not a result."""
     payload = compiled(cells, numbers)
-    with tempfile.TemporaryDirectory(prefix="minigrad-grading-") as scratch:
-        code, work = Path(scratch) / "code", Path(scratch) / "work"
-        work.mkdir()
-        if library == "torch":
-            argv, cwd = [sys.executable, "-B", str(REFERENCE)], folder
-        else:
-            shutil.copytree(Path(folder) / "minigrad", code / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
-            argv, cwd = [sys.executable, "-B", shutil.copy(HARNESS, code)], work
-        read_end, write_end = os.pipe()
-        argv.append(str(write_end))
+    if library == "torch":
+        return _reference(folder, payload, cells)
+    for fresh in (False, True):
+        server = forkserver.server(folder, sandboxed)
         try:
-            process = subprocess.Popen(command_wrapper(argv, work, [code]) if command_wrapper else argv, cwd=cwd,
-                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       pass_fds=(write_end,), start_new_session=True)
-        finally:
-            os.close(write_end)
-        try:
-            return _collect(process, payload, read_end, cells, cell_timeout, budget)
-        finally:
-            os.close(read_end)
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            cells_write, results_read = server.start()
+            break
+        except forkserver.NotReady:
+            forkserver.discard()
+            if fresh:
+                raise Stopped("died", cells[0]["id"]) from None
+    try:
+        results = _collect(cells_write, payload, results_read, cells, cell_timeout, budget)
+    except BaseException:
+        forkserver.discard()
+        raise
+    finally:
+        os.close(results_read)
+    return results
 
 
-def _collect(process, payload, channel, cells, cell_timeout, budget):
-    """Read the results while the process runs, trusting nothing it sends."""
+def _reference(folder, payload, cells):
+    """torch's run with the reference solutions: a plain process, in the exercise's source folder."""
+    cells_read, cells_write = os.pipe()
+    results_read, results_write = os.pipe()
+    try:
+        process = subprocess.Popen([sys.executable, "-B", str(REFERENCE), str(results_write)], cwd=folder,
+                                   stdin=cells_read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   pass_fds=(results_write,), start_new_session=True)
+    finally:
+        os.close(cells_read)
+        os.close(results_write)
+    try:
+        return _collect(cells_write, payload, results_read, cells, None, None)
+    finally:
+        os.close(results_read)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _collect(cells_write, payload, channel, cells, cell_timeout, budget):
+    """Send the cells, then read the results while the process runs, trusting nothing it sends."""
     start = since = time.monotonic()
     try:
-        process.stdin.write(payload)
-        process.stdin.close()
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(cells_write, view):]
     except BrokenPipeError:
         pass
+    finally:
+        os.close(cells_write)
     results = {cell["id"]: {"checks": [], "error": None} for cell in cells if cell["kind"] == "test"}
     selector = selectors.DefaultSelector()
     selector.register(channel, selectors.EVENT_READ)
@@ -305,7 +323,7 @@ class VerdictExecute(NbGraderPreprocessor):
             not_graded(unmet)
         expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json")
         try:
-            actual = run(source_folder, plan(source, solution_cells(nb)), "minigrad", self._wrapper(), self.timeout,
+            actual = run(source_folder, plan(source, solution_cells(nb)), "minigrad", self._sandboxed(), self.timeout,
                          self.budget, numbers)
         except (NotGraded, Stopped) as error:
             not_graded(error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
@@ -318,12 +336,11 @@ class VerdictExecute(NbGraderPreprocessor):
         path.write_text(json.dumps(record))
         return nb, resources
 
-    def _wrapper(self):
-        if not self.sandbox:
-            return None
-        from .sandbox import Limits, SandboxUnavailable, check_available, wrap
+    def _sandboxed(self):
+        if self.sandbox:
+            from .sandbox import SandboxUnavailable, check_available
 
-        reason = check_available()
-        if reason:
-            raise SandboxUnavailable(f"cannot sandbox learner code: {reason} (or set VerdictExecute.sandbox = False)")
-        return lambda argv, workdir, readonly: wrap(argv, workdir, Limits(), readonly)
+            reason = check_available()
+            if reason:
+                raise SandboxUnavailable(f"cannot sandbox learner code: {reason} (or set VerdictExecute.sandbox = False)")
+        return self.sandbox
