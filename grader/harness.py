@@ -185,11 +185,21 @@ def _prune(folder, skeleton):
     for entry in os.scandir(folder):
         if entry.path not in skeleton:
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                _writable(entry.path)
+                shutil.rmtree(entry.path)
             else:
                 os.unlink(entry.path)
         elif skeleton[entry.path][0]:
             _prune(entry.path, skeleton)
+
+
+def _writable(top):
+    """Give back to the folders under ``top`` the rights a job took away, so they can be removed."""
+    os.chmod(top, 0o700)
+    for folder, names, _ in os.walk(top):
+        for name in names:
+            if not os.path.islink(os.path.join(folder, name)):
+                os.chmod(os.path.join(folder, name), 0o700)
 
 
 def _skeleton(folders):

@@ -14,7 +14,8 @@ namespaces, /proc and /dev are read-only, and it dies with the process that star
 It runs as an unprivileged uid with every capability dropped: run by root (CI containers, this VM),
 the command drops to a uid no account uses, fresh for each sandbox (``setpriv --reuid``), which owns
 the working folder (``wrap`` hands it over) and nothing else; run by a normal user, bwrap makes a
-user namespace and ``--disable-userns`` forbids nested ones.
+user namespace and ``--disable-userns`` forbids nested ones. The grader runs a worker's submissions
+one after another in one sandbox (``forkserver``), which puts itself back as it was between them.
 
 Limits are rlimits, set inside the sandbox by util-linux's ``prlimit`` just before the command runs
 (a command-line shim, so the command needs no help from its starter): RLIMIT_CPU, RLIMIT_AS,

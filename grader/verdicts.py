@@ -5,7 +5,8 @@ nbgrader gives a test cell its points when the cell runs without an error in the
 ``VerdictExecute`` (in nbgrader's autograde pipeline, in place of its Execute) runs the exercise's
 checks in two processes that never meet: with torch and the reference solutions (``reference.py``:
 the expected results, once per exercise), and, in the sandbox, with minigrad and the learner's
-*definitions* (``harness.py``), after ``minigrad.graded_code`` checked them. The grader compiles every cell
+*definitions* (``harness.py``, in a process a worker's grading server forks for it: ``forkserver.py``),
+after ``minigrad.graded_code`` checked them. The grader compiles every cell
 itself and sends the code in; the learner's process sends back, check by check, what it saw, over a
 pipe read while it runs, within a time and size budget the grader enforces. A test cell passes when
 both runs saw the same results for every check and neither raised; the cell gets "passed" or an

@@ -154,7 +154,7 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 def _die_with(grader):
     """A worker's first act: ask the kernel to SIGKILL this worker when the grader process dies, even
     by ``kill -9`` — a worker left behind would grade for minutes with no one to record its results.
-    Its kernel dies with it (the sandbox runs with ``--die-with-parent``)."""
+    Its grading server dies with it (the sandbox runs with ``--die-with-parent``)."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != grader:  # the grader was already gone before the request took effect
         os._exit(1)

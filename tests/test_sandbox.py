@@ -20,7 +20,7 @@ import warnings
 
 import pytest
 
-from grader import sandbox, workflow
+from grader import forkserver, sandbox, verdicts, workflow
 from grader.build import ROOT
 from grader.sandbox import Limits, SandboxUnavailable, check_available, wrap
 
@@ -325,3 +325,128 @@ def test_triton_runs_its_kernels(course):
         os.remove(os.path.join(course["work"], "double.py"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "[0.0, 2.0, 4.0, 6.0, 8.0]"
+
+
+# --- the grading server: one sandbox grades a worker's submissions one after another ------------
+
+FOLDER = ROOT / "solutions" / "ex3_freeing"
+LOOK = """
+import os, resource
+scratch = os.path.dirname(os.getcwd())  # the server's own folder: named anew for each server
+def tree(top):
+    found = []
+    for folder, dirs, files in os.walk(top):
+        found += [os.path.join(folder, name).replace(scratch, "SCRATCH") for name in dirs + files]
+        dirs[:] = [name for name in dirs if not os.path.ismount(os.path.join(folder, name))]
+    return sorted(found)
+seen = {"cwd": tree("."), "tmp": tree("/tmp"), "shm": tree("/dev/shm"),
+        "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
+        "limits": [list(resource.getrlimit(getattr(resource, n))) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")],
+        "nice": os.getpriority(os.PRIO_PROCESS, 0), "cpus": sorted(os.sched_getaffinity(0))}
+"""
+
+
+def job(code, look=False):
+    """A job for this process's grading server, in the sandbox: ``code`` runs unchecked (a locked
+    cell), as learner code that escaped the static check would; with ``look``, what a job sees."""
+    plan = [{"kind": "locked", "id": "job", "source": textwrap.dedent(code)}]
+    if look:
+        plan += [{"kind": "locked", "id": "look", "source": LOOK},
+                 {"kind": "test", "id": "seen", "source": "check('seen', lambda lib: seen)"}]
+    else:
+        plan += [{"kind": "test", "id": "ran", "source": "check('ran', lambda lib: 1)"}]
+    results = verdicts.run(FOLDER, plan, "minigrad", sandboxed=True)
+    return results["seen"]["checks"][0][1] if look else results["ran"]
+
+
+@pytest.fixture
+def fresh():
+    """What a job sees on a fresh server, and that server."""
+    forkserver.discard()
+    seen = job("", look=True)
+    yield seen, forkserver.server(FOLDER, True)
+    forkserver.discard()
+
+
+LEAVINGS = {
+    "files": """
+        try:
+            open("/dev/shm/segment", "w").write("left")
+        except PermissionError:  # bubblewrap's /dev/shm is root's when the grader runs as root
+            pass
+        os.makedirs("/tmp/.triton/cache", exist_ok=True)
+        open("/tmp/.triton/cache/kernel.so", "w").write("poisoned")
+        open("minigrad.py", "w").write("raise SystemExit")
+        os.makedirs("locked/inner/deeper")
+        os.chmod("locked/inner", 0)
+        os.chmod("locked", 0o500)
+    """,
+    "process": """
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                import time
+                while True:
+                    open("/tmp/later", "w").write("still here")
+                    time.sleep(0.01)
+            os._exit(0)
+    """,
+}
+
+
+@pytest.mark.parametrize("leaving", LEAVINGS, ids=list(LEAVINGS))
+def test_the_next_job_finds_nothing_a_job_left(fresh, leaving):
+    """Files wherever the sandbox's uid may write (in folders it made unreadable), and a
+    process that detached itself: the
+    next job sees what a job on a fresh server sees, from the same server."""
+    seen, server = fresh
+    assert job("import os\n" + textwrap.dedent(LEAVINGS[leaving])) == {"checks": [["ran", 1, False]], "error": None}
+    assert job("", look=True) == seen
+    assert forkserver.server(FOLDER, True) is server and server.process.poll() is None
+
+
+CHANGES = {
+    "rlimit": "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (64, 64))",
+    "nice": "os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)",
+    "affinity": "os.sched_setaffinity(os.getppid(), {min(os.sched_getaffinity(0))})",
+    "scheduler": "os.sched_setscheduler(os.getppid(), os.SCHED_IDLE, os.sched_param(0))",
+    "sysv-ipc": "import ctypes\nassert ctypes.CDLL(None).shmget(0, 4096, 0o1600) >= 0",  # IPC_PRIVATE, IPC_CREAT
+    "stopped": "import signal\nos.kill(os.getppid(), signal.SIGSTOP)",
+    "killed": "import signal\nos.kill(os.getppid(), signal.SIGKILL)",
+}
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=list(CHANGES))
+def test_a_job_that_changes_the_server_ends_it(fresh, change, monkeypatch):
+    """What a process of the server's own uid can do to it, or leave that it cannot remove: the
+    server ends (or is ended, when it does not say it is ready in time), and the next job gets a
+    fresh sandbox that sees what the first one did."""
+    if change == "affinity" and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: the affinity cannot be narrowed")
+    monkeypatch.setattr(forkserver, "READY_SECONDS", 5)
+    seen, server = fresh
+    try:
+        job(f"import os, resource\n{CHANGES[change]}")
+    except verdicts.Stopped as stop:  # killed: the job dies with its sandbox, or it was done first
+        assert change == "killed" and stop.how == "died"
+    assert job("", look=True) == seen
+    assert forkserver.server(FOLDER, True) is not server and server.process.poll() is not None
+
+
+def test_a_job_cannot_reach_the_server():
+    """The server is not dumpable: a job of the same uid cannot read its memory, its environment or
+    its open files (the socket the grader gives jobs through), nor trace it."""
+    results = job("""
+        import ctypes, errno, os
+        server, outcomes = os.getppid(), []
+        for path in ("mem", "environ", "fd", "fd/3"):
+            try:
+                os.listdir(f"/proc/{server}/{path}") if path == "fd" else open(f"/proc/{server}/{path}", "rb").read(1)
+                outcomes.append("read")
+            except OSError as error:
+                outcomes.append(errno.errorcode[error.errno])
+        traced = ctypes.CDLL(None, use_errno=True).ptrace(16, server, 0, 0)  # PTRACE_ATTACH
+        outcomes.append(errno.errorcode[ctypes.get_errno()] if traced else "traced")
+        assert outcomes == ["EACCES"] * 4 + ["EPERM"], outcomes
+    """)
+    assert results == {"checks": [["ran", 1, False]], "error": None}
