@@ -1,18 +1,70 @@
-"""What the browser tests of a whole path share (tests/test_learner_path.py, tests/test_instructor_path.py):
-JupyterLab started as ``./run lab`` starts it, for a learner or an instructor, on a scratch copy of the
-course; screenshots; the lab's menus."""
+"""What the browser tests share (tests/test_ui.py, tests/test_learner_path.py,
+tests/test_instructor_path.py, tests/test_hub.py): Debian's chromium; a server waited for until it
+answers; JupyterLab started as ``./run lab`` starts it, for a learner or an instructor, on a scratch
+copy of the course; pressing Validate; screenshots; the lab's menus."""
 import contextlib
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
+
+import pytest
 
 from grader.build import ROOT
-from test_ui import _free_port
 
 SHOTS = ROOT / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield chromium
+        chromium.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(server, url, log, what):
+    """Wait until ``url`` answers; if it does not within a minute, or ``server`` (a process leading
+    its own group) ends first, kill its group and fail with its ``log``."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+                raise RuntimeError(f"{what} did not start:\n{log.read_text()}") from None
+            time.sleep(0.5)
+
+
+def validate(button):
+    """Press nbgrader's Validate ``button`` and wait until its dialog shows the result; returns the dialog."""
+    page = button.page
+    button.click(timeout=90_000)
+    dialog = page.locator(".jp-Dialog-content")
+    dialog.wait_for(timeout=180_000)
+    page.wait_for_function("!document.querySelector('.jp-Dialog-content').innerText.includes('Validating')",
+                           timeout=180_000)
+    return dialog
 
 
 @contextlib.contextmanager
@@ -30,24 +82,16 @@ def serve(root, state, role):
         # the lessons import the course's minigrad (./run's editable install); here, the scratch copy's
         "PYTHONPATH": os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")])),
     })
-    port, token = _free_port(), f"minigrad-{role}-test"
+    port, token = free_port(), f"minigrad-{role}-test"
     command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
                f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}"]
     if os.geteuid() == 0:
         command.append("--allow-root")
     log = open(state / "server.log", "wb")
-    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
     try:
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError(f"JupyterLab did not start:\n{(state / 'server.log').read_text()}")
-                time.sleep(0.5)
+        wait_until_up(server, f"{url}/api/status?token={token}", state / "server.log", "JupyterLab")
         yield {"url": url, "token": token, "root": root, "log": state / "server.log"}
     finally:
         server.terminate()

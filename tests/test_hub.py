@@ -21,15 +21,14 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from grader.build import ROOT
+from labs import CHROMIUM, browser, free_port, validate, wait_until_up  # noqa: F401 - browser is a fixture
 from test_exercises import _reference_solutions
 from test_learner_path import LONG, SHORT, menu, replace_cell_source, wait_for_kernel
-from test_ui import CHROMIUM, _free_port, browser  # noqa: F401 - browser is a fixture
 
 PREFIX = Path(os.environ.get("HUB_PREFIX", "/opt/minigrad-hub"))
 EXCHANGE = Path(os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange"))
@@ -91,24 +90,15 @@ def hub(tmp_path_factory):
         pytest.fail(f"the hub's users have processes running; stop their hub first: {running}")
     _reset()
     state = tmp_path_factory.mktemp("hubstate")
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, HUB_PREFIX=str(PREFIX), HUB_STATE=str(state), HUB_PORT=str(port),
-               HUB_INTERNAL_PORT=str(_free_port()), HUB_PROXY_API_PORT=str(_free_port()),
+               HUB_INTERNAL_PORT=str(free_port()), HUB_PROXY_API_PORT=str(free_port()),
                MINIGRAD_EXCHANGE=str(EXCHANGE))
     log = open(state / "hub.log", "wb")
     server = subprocess.Popen([str(ROOT / "hub" / "start.sh")], env=env, stdout=log, stderr=subprocess.STDOUT,
                               start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/hub/api", timeout=2)
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                os.killpg(server.pid, signal.SIGKILL)
-                raise RuntimeError(f"JupyterHub did not start:\n{(state / 'hub.log').read_text()}")
-            time.sleep(0.5)
+    wait_until_up(server, f"{url}/hub/api", state / "hub.log", "JupyterHub")
     passwords = dict(line.split(":", 1) for line in (PREFIX / "passwords").read_text().split())
     yield {"url": url, "passwords": passwords, "log": state / "hub.log"}
     server.send_signal(signal.SIGTERM)  # the hub stops the users' servers and its proxy
@@ -206,11 +196,7 @@ def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F
     page.keyboard.press("Control+s")
     expect(page.locator("[data-type='document-title'].lm-mod-current")).not_to_have_class(
         re.compile("jp-mod-dirty"), timeout=SHORT)
-    panel.get_by_role("button", name="Validate").click()
-    dialog = page.locator(".jp-Dialog-content")
-    dialog.wait_for(timeout=LONG)
-    page.wait_for_function("!document.querySelector('.jp-Dialog-content').innerText.includes('Validating')",
-                           timeout=180_000)
+    dialog = validate(panel.get_by_role("button", name="Validate"))
     shot(page, "06_learner1_validated")
     assert "Success! Your notebook passes all the tests." in dialog.inner_text()
     dialog.get_by_role("button", name="Ok").click()

@@ -32,11 +32,10 @@ from grader import workflow
 from grader.build import ROOT, nbgrader_env, stage
 from grader.sandbox import check_available
 import labs
-from labs import menu, serve
+from labs import browser, menu, needs_chromium, serve  # noqa: F401 - browser is a fixture
 from test_exercises import _reference_solutions, _submission_like, max_score
-from test_ui import CHROMIUM, browser  # noqa: F401 - browser is a fixture
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
 FULL = max_score(ROOT, EXERCISE)
 COPIED = ("minigrad", "grader", "exercises", "solutions")
@@ -90,7 +89,7 @@ def lab(course, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(browser, lab):  # noqa: F811 - browser is test_ui's fixture
+def page(browser, lab):  # noqa: F811 - browser is labs' fixture
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     yield page
     page.close()

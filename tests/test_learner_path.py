@@ -23,11 +23,10 @@ import pytest
 
 from grader.build import ROOT, stage
 import labs
-from labs import menu, serve
+from labs import browser, menu, needs_chromium, serve, validate  # noqa: F401 - browser is a fixture
 from test_exercises import _reference_solutions
-from test_ui import CHROMIUM, browser  # noqa: F401 - browser is a fixture
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
 COPIED = ("minigrad", "grader", "course", "exercises", "solutions")
 LONG = 120_000  # ms: a cold kernel on a busy two-core machine
@@ -50,7 +49,7 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(browser, lab):  # noqa: F811 - browser is test_ui's fixture
+def page(browser, lab):  # noqa: F811 - browser is labs' fixture
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     yield page
     page.close()
@@ -212,11 +211,7 @@ def test_fetch_validate_submit_from_the_assignment_list(page, lab):
     saved = (folder / f"{EXERCISE}.ipynb").read_text()
     assert "raise NotImplementedError" not in saved and "_FREED for s in self._saved" in saved
 
-    panel.get_by_role("button", name="Validate").click()
-    dialog = page.locator(".jp-Dialog-content")
-    dialog.wait_for(timeout=LONG)
-    page.wait_for_function("!document.querySelector('.jp-Dialog-content').innerText.includes('Validating')",
-                           timeout=180_000)
+    dialog = validate(panel.get_by_role("button", name="Validate"))
     shot(page, "13_validated")
     assert "Success! Your notebook passes all the tests." in dialog.inner_text()
     dialog.get_by_role("button", name="Ok").click()
