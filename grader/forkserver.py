@@ -48,10 +48,10 @@ class Server:
 
     def start(self):
         """A job for the next ready child: (where to write its cells, where to read its results)."""
-        selector = selectors.DefaultSelector()
-        selector.register(self.control, selectors.EVENT_READ)
-        if not selector.select(READY_SECONDS) or self.control.recv(16) != b"ready":
-            raise NotReady
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.control, selectors.EVENT_READ)
+            if not selector.select(READY_SECONDS) or self.control.recv(16) != b"ready":
+                raise NotReady
         cells_read, cells_write = os.pipe()
         results_read, results_write = os.pipe()
         try:

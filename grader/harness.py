@@ -1,6 +1,6 @@
 """Runs an exercise's checks in a process of its own and reports what each check() saw, as plain data.
 
-``python harness.py --serve CONTROL_FD [--isolated]`` is a sandbox's grading server: it imports
+``python harness.py --serve CONTROL_FD [--isolated]`` is a grading server (``--isolated``: in the sandbox): it imports
 torch and the staged minigrad once (most of a run's cost), then forks one grading process per
 submission (``fork_server``). A grading process runs the checks with minigrad and the learner's
 definitions, and nothing else — torch's side is run by the grader, apart (``reference.py``, which
