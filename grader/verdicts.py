@@ -16,6 +16,7 @@ Each submission's outcome is one record (``records.py``): the device, each test'
 it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
 import ast
+import fcntl
 import importlib.util
 import json
 import marshal
@@ -262,17 +263,20 @@ def compare(expected, actual):
 
 
 def expected_results(source_folder, notebook_name, cache):
-    """What torch gives with the reference solutions (no learner code involved), cached in ``cache``."""
+    """What torch gives with the reference solutions (no learner code involved), cached in ``cache``.
+    Grading workers ask at once: the first computes them, holding a lock the others wait on."""
     source_path = source_folder / notebook_name
     stamp = f"{RESULTS_FORMAT}:{source_path.stat().st_mtime_ns}:{source_path.stat().st_size}"
-    if cache.exists():
-        cached = json.loads(cache.read_text())
-        if cached.get("stamp") == stamp:
-            return cached["results"]
-    source = nbformat.read(source_path, as_version=4)
-    results = run(source_folder, plan(source, solution_cells(source, without_markers=True)), "torch")
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"stamp": stamp, "results": results}))
+    with open(cache.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if cache.exists():
+            cached = json.loads(cache.read_text())
+            if cached.get("stamp") == stamp:
+                return cached["results"]
+        source = nbformat.read(source_path, as_version=4)
+        results = run(source_folder, plan(source, solution_cells(source, without_markers=True)), "torch")
+        cache.write_text(json.dumps({"stamp": stamp, "results": results}))
     return results
 
 

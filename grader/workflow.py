@@ -6,6 +6,7 @@ graded: reason* (missing or invalid notebook, kernel died in cell N, timed out i
 never a silent 0.0; autograde runs submissions in parallel worker processes and shows progress.
 The outcomes live in the gradebook's database, in a table of their own beside nbgrader's.
 """
+import contextlib
 import csv
 import ctypes
 import json
@@ -22,7 +23,7 @@ from pathlib import Path
 import nbformat
 import sqlalchemy as sa
 
-from . import build, records
+from . import build, forkserver, records
 from .build import ROOT
 
 # nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
@@ -151,13 +152,17 @@ def _autograde_one(root, exercise, student, sandbox):
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _die_with(grader):
-    """A worker's first act: ask the kernel to SIGKILL this worker when the grader process dies, even
-    by ``kill -9`` — a worker left behind would grade for minutes with no one to record its results.
-    Its grading server dies with it (the sandbox runs with ``--die-with-parent``)."""
+def _start_worker(grader, source, sandbox):
+    """A worker's first acts. Ask the kernel to SIGKILL this worker when the grader process dies,
+    even by ``kill -9`` — a worker left behind would grade for minutes with no one to record its
+    results; its grading server dies with it (the sandbox runs with ``--die-with-parent``). Then
+    start that server for the exercise's ``source`` folder: its import of torch runs while this
+    worker imports nbgrader's."""
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != grader:  # the grader was already gone before the request took effect
         os._exit(1)
+    with contextlib.suppress(Exception):  # a server that cannot start fails the submission that needs it, saying why
+        forkserver.server(source, sandbox)
 
 
 _ERROR = re.compile(r"^\s*(?:\w+\.)*(?P<line>(?P<name>[A-Z]\w*): .+)$", re.M)
@@ -198,15 +203,10 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
             pending[student] = None
     if not pending:
         return outcomes(exercise, root)
-    from . import verdicts  # imports torch (2.4 s here): only when there is something to grade
-
     start, done = time.monotonic(), len(students) - len(pending)
     source = Path(api.coursedir.root) / api.coursedir.source_directory / exercise
-    for name in notebooks:  # torch's side, once, before the workers need it
-        verdicts.expected_results(source, name, Path(api.coursedir.root) / api.config.VerdictExecute.get(
-            "cache_directory", ".course/expected") / f"{exercise}-{Path(name).stem}.json")
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
-                             initializer=_die_with, initargs=(os.getpid(),)) as pool:
+                             initializer=_start_worker, initargs=(os.getpid(), source, sandbox)) as pool:
         futures = {student: pool.submit(_autograde_one, str(root), exercise, student, sandbox) for student in pending}
         for student, future in futures.items():
             try:
