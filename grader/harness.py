@@ -1,15 +1,15 @@
 """Runs an exercise's checks in a process of its own and reports what each check() saw, as plain data.
 
-``python harness.py --serve CONTROL_FD [--isolated]`` is a grading server (``--isolated``: in the sandbox): it imports
-torch and the staged minigrad once (most of a run's cost), then forks one grading process per
-submission (``fork_server``). A grading process runs the checks with minigrad and the learner's
-definitions, and nothing else — torch's side is run by the grader, apart (``reference.py``, which
-runs ``serve`` as ``python reference.py FD``). It reads its cells from standard input as code the grader
-compiled (the grader checked the learner's definitions first, see ``minigrad/graded_code.py``): no test
-text, no expected result and no file the grader trusts is ever within its reach. The learner's
-definitions come with their own text, for ``inspect`` to find (Triton compiles a kernel from its
-source). What it saw leaves, check by check, through the pipe ``FD``, which the grader reads while
-it runs:
+``python harness.py --serve CONTROL_FD [--isolated]`` is a grading server (``--isolated``: in the
+sandbox): it imports torch and the staged minigrad once (most of a run's cost), then forks one
+grading process per submission (``fork_server``). A grading process runs the checks with minigrad
+and the learner's definitions, and nothing else — torch's side is run by the grader, apart
+(``reference.py``, which runs ``serve`` as ``python reference.py FD``). It reads its cells from
+standard input as code the grader compiled (the grader checked the learner's definitions first, see
+``minigrad/graded_code.py``): no test text, no expected result and no file the grader trusts is ever
+within its reach. The learner's definitions come with their own text, for ``inspect`` to find
+(Triton compiles a kernel from its source). What it saw leaves, check by check, through the pipe
+``FD``, which the grader reads while it runs:
 
     ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell)
     ["check", NAME, SEEN, MESSAGE]  a check of the current test cell, what it saw (plain data), and
@@ -116,11 +116,11 @@ def fork_server(lib, control, isolated):
     runs learner code as the server's uid, so the server, before it says ready again (``isolated``:
     in the sandbox, where the uid has nothing else), kills every process the job left and reaps them
     as their subreaper, returns every folder the uid can write (the working folder, /tmp, /dev/shm)
-    to what it held at the start, and checks what a process of the same uid can change of another: its rlimits (prlimit), its
-    nice value, CPU affinity, scheduling policy and I/O priority. Anything it cannot undo — a change
-    there, a System V IPC object left, a process that survived — ends the server instead; the grader
-    starts a fresh sandbox. The server is not dumpable, so no job can ptrace it, read its memory or
-    its file descriptors (the control socket) through /proc."""
+    to what it held at the start, and checks what a process of the same uid can change of another:
+    its rlimits (prlimit), nice value, CPU affinity, scheduling policy and I/O priority. Anything it
+    cannot undo — a change there, a System V IPC object left, a process that survived — ends the
+    server instead; the grader starts a fresh sandbox. The server is not dumpable, so no job can
+    ptrace it, read its memory or its file descriptors (the control socket) through /proc."""
     _libc.prctl(_PR_SET_DUMPABLE, 0)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     channel = socket.socket(fileno=control)
@@ -205,7 +205,8 @@ def _writable(top):
 def _skeleton(folders):
     """What lies in the writable ``folders`` (the folders the sandbox made, links, the paths bound
     there): {path: (whether to look inside, its inode, mode and owner)}."""
-    mounts = {re.sub(r"\\(\d{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) for line in open("/proc/self/mountinfo")}
+    with open("/proc/self/mountinfo") as table:  # a mount point is its 5th field, with octal escapes
+        mounts = {re.sub(r"\\(\d{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) for line in table}
     found, stack = {}, list(folders)
     while stack:
         for entry in os.scandir(stack.pop()):
@@ -221,8 +222,8 @@ def _fingerprint(folders):
     """The writable folders' skeleton, and what another process of the same uid could have changed of this one."""
     limits = [resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")]
     ioprio = _libc.syscall(_IOPRIO_GET, 1, 0) if _IOPRIO_GET else None  # IOPRIO_WHO_PROCESS, this process
-    return (_skeleton(folders), limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0), os.sched_getscheduler(0),
-            os.sched_getparam(0), ioprio)
+    return (_skeleton(folders), limits, os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0),
+            os.sched_getscheduler(0), os.sched_getparam(0), ioprio)
 
 
 if __name__ == "__main__":
