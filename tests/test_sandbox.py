@@ -346,24 +346,23 @@ seen = {"cwd": tree("."), "tmp": tree("/tmp"), "shm": tree("/dev/shm"),
 """
 
 
-def job(code, look=False):
-    """A job for this process's grading server, in the sandbox: ``code`` runs unchecked (a locked
-    cell), as learner code that escaped the static check would; with ``look``, what a job sees."""
-    plan = [{"kind": "locked", "id": "job", "source": textwrap.dedent(code)}]
-    if look:
-        plan += [{"kind": "locked", "id": "look", "source": LOOK},
-                 {"kind": "test", "id": "seen", "source": "check('seen', lambda lib: seen)"}]
-    else:
-        plan += [{"kind": "test", "id": "ran", "source": "check('ran', lambda lib: 1)"}]
-    results = verdicts.run(FOLDER, plan, "minigrad", sandboxed=True)
-    return results["seen"]["checks"][0][1] if look else results["ran"]
+def job(*cells, seen="True"):
+    """A job for this process's grading server, in the sandbox: each of ``cells`` runs unchecked (a
+    locked cell), as learner code that escaped the static check would; returns the value of ``seen``
+    after them, as the test cell's check saw it. A locked cell's error is not reported, so a cell
+    ends by setting the name ``seen`` asks for: had it failed, the check sees a NameError instead."""
+    plan = [{"kind": "locked", "id": f"job-{i}", "source": textwrap.dedent(code)} for i, code in enumerate(cells)]
+    plan.append({"kind": "test", "id": "t", "source": f"check('seen', lambda lib: {seen})"})
+    result = verdicts.run(FOLDER, plan, "minigrad", sandboxed=True)["t"]
+    assert result["error"] is None and len(result["checks"]) == 1, result
+    return result["checks"][0][1]
 
 
 @pytest.fixture
 def fresh():
     """What a job sees on a fresh server, and that server."""
     forkserver.discard()
-    seen = job("", look=True)
+    seen = job(LOOK, seen="seen")
     yield seen, forkserver.server(FOLDER, True)
     forkserver.discard()
 
@@ -380,6 +379,7 @@ LEAVINGS = {
         os.makedirs("locked/inner/deeper")
         os.chmod("locked/inner", 0)
         os.chmod("locked", 0o500)
+        left = True
     """,
     "process": """
         if os.fork() == 0:
@@ -390,18 +390,18 @@ LEAVINGS = {
                     open("/tmp/later", "w").write("still here")
                     time.sleep(0.01)
             os._exit(0)
+        left = True
     """,
 }
 
 
 @pytest.mark.parametrize("leaving", LEAVINGS, ids=list(LEAVINGS))
 def test_the_next_job_finds_nothing_a_job_left(fresh, leaving):
-    """Files wherever the sandbox's uid may write (in folders it made unreadable), and a
-    process that detached itself: the
-    next job sees what a job on a fresh server sees, from the same server."""
+    """Files wherever the sandbox's uid may write (in folders it made unreadable), and a process
+    that detached itself: the next job sees what a job on a fresh server sees, from the same server."""
     seen, server = fresh
-    assert job("import os\n" + textwrap.dedent(LEAVINGS[leaving])) == {"checks": [["ran", 1, False]], "error": None}
-    assert job("", look=True) == seen
+    assert job("import os\n" + textwrap.dedent(LEAVINGS[leaving]), seen="left") is True
+    assert job(LOOK, seen="seen") == seen
     assert forkserver.server(FOLDER, True) is server and server.process.poll() is None
 
 
@@ -426,20 +426,22 @@ def test_a_job_that_changes_the_server_ends_it(fresh, change, monkeypatch):
     monkeypatch.setattr(forkserver, "READY_SECONDS", 5)
     seen, server = fresh
     try:
-        job(f"import os, resource\n{CHANGES[change]}")
+        assert job(f"import os, resource\n{CHANGES[change]}\nchanged = True", seen="changed") is True
     except verdicts.Stopped as stop:  # killed: the job dies with its sandbox, or it was done first
         assert change == "killed" and stop.how == "died"
-    assert job("", look=True) == seen
+    assert job(LOOK, seen="seen") == seen
     assert forkserver.server(FOLDER, True) is not server and server.process.poll() is not None
 
 
 def test_a_job_cannot_reach_the_server():
     """The server is not dumpable: a job of the same uid cannot read its memory, its environment or
-    its open files (the socket the grader gives jobs through), nor trace it."""
-    results = job("""
+    its open files (among them the socket the grader gives jobs through), nor trace it."""
+    outcomes = job("""
         import ctypes, errno, os
         server, outcomes = os.getppid(), []
-        for path in ("mem", "environ", "fd", "fd/3"):
+        arguments = open(f"/proc/{server}/cmdline", "rb").read().split(b"\\0")
+        control = arguments[arguments.index(b"--serve") + 1].decode()
+        for path in ("mem", "environ", "fd", f"fd/{control}"):
             try:
                 os.listdir(f"/proc/{server}/{path}") if path == "fd" else open(f"/proc/{server}/{path}", "rb").read(1)
                 outcomes.append("read")
@@ -447,6 +449,5 @@ def test_a_job_cannot_reach_the_server():
                 outcomes.append(errno.errorcode[error.errno])
         traced = ctypes.CDLL(None, use_errno=True).ptrace(16, server, 0, 0)  # PTRACE_ATTACH
         outcomes.append(errno.errorcode[ctypes.get_errno()] if traced else "traced")
-        assert outcomes == ["EACCES"] * 4 + ["EPERM"], outcomes
-    """)
-    assert results == {"checks": [["ran", 1, False]], "error": None}
+    """, seen="outcomes")
+    assert outcomes == ["EACCES"] * 4 + ["EPERM"]
