@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 HARNESS = Path(__file__).with_name("harness.py")
+GUARDS = Path(__file__).with_name("guards.py")
 READY_SECONDS = 60  # for a fresh server to import torch and minigrad, or a used one to clean up after a job
 
 
@@ -34,6 +35,7 @@ class Server:
         work.mkdir()
         shutil.copytree(Path(folder) / "minigrad", code / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one message a send
+        shutil.copy(GUARDS, code)
         argv = [sys.executable, "-B", shutil.copy(HARNESS, code), "--serve", str(theirs.fileno())]
         if sandboxed:
             from .sandbox import Limits, wrap

@@ -6,7 +6,8 @@ grading process per submission (``fork_server``). A grading process runs the che
 and the learner's definitions, and nothing else — torch's side is run by the grader, apart
 (``reference.py``, which runs ``serve`` as ``python reference.py FD``). It reads its cells from
 standard input as code the grader compiled (the grader checked the learner's definitions first, see
-``minigrad/graded_code.py``): no test text, no expected result and no file the grader trusts is ever
+``minigrad/graded_code.py``, and compiled them under run-time guards, ``guards.py``), with the
+exercise's guard policy: no test text, no expected result and no file the grader trusts is ever
 within its reach. The learner's definitions come with their own text, for ``inspect`` to find
 (Triton compiles a kernel from its source). What it saw leaves, check by check, through the pipe
 ``FD``, which the grader reads while it runs:
@@ -15,6 +16,8 @@ within its reach. The learner's definitions come with their own text, for ``insp
     ["check", NAME, SEEN, MESSAGE]  a check of the current test cell, what it saw (plain data), and
                            whether it grades error messages word for word
     ["error", TEXT]        the current test cell raised
+    ["denied", CONSTRUCT, CELL, LINE]  graded code tried what its guards deny (``guards.py``), at
+                           line LINE of the cell with id CELL
     ["done"]
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
@@ -32,7 +35,7 @@ import signal
 import socket
 import sys
 
-_dumps, _write, _type, _exit = json.dumps, os.write, type, os._exit  # taken before any learner code runs
+_dumps, _write, _type, _exit, _getframe = json.dumps, os.write, type, os._exit, sys._getframe  # before any learner code
 PLAIN_TYPES = (type(None), bool, int, float, str)
 
 
@@ -49,11 +52,18 @@ def strict(value):
 
 
 def serve(lib, fd):
-    """Run the cells read from standard input with ``lib`` (torch or minigrad), reporting to ``fd``."""
+    """Run the cells read from standard input with ``lib`` (torch or minigrad), reporting to ``fd``.
+
+    The learner's definitions run in a namespace of their own under the exercise's run-time guards
+    (``guards.py``); locked cells share what they define with it, test cells share nothing (their
+    scenarios and ``check`` stay out of the learner's reach)."""
     import minigrad
     from minigrad.testing import plain
 
-    cells = marshal.loads(sys.stdin.buffer.read())
+    from guards import Guards
+
+    job = marshal.loads(sys.stdin.buffer.read())
+    cells = job["cells"]
 
     def send(message):
         data = (_dumps(message) + "\n").encode()
@@ -71,19 +81,41 @@ def serve(lib, fd):
             seen = strict(plain(value))
         send(["check", str(name), seen, message is True])
 
-    namespace = {"__name__": "__main__"}
+    def report(construct, filename, line):
+        send(["denied", str(construct)[:200], filename.strip("<>"), int(line)])
+
+    learner_files = {code.co_filename for kind, code, _ in cells if kind == "solution"}
+    if job["policy"] is None:  # torch's run of the reference solutions: trusted code, compiled unguarded
+        learner = {"__name__": "graded"}
+    else:
+        learner = Guards(job["policy"], report, learner_files, _getframe).namespace()
+    trusted = {"__name__": "__main__"}
     for number, (kind, code, text) in enumerate(cells):
         send(["cell", number])
         if text is not None:
             linecache.cache[code.co_filename] = (len(text), None, text.splitlines(True), code.co_filename)
         if kind == "test":
-            namespace["check"] = check
+            trusted["check"] = check
+        namespace = learner if kind == "solution" else trusted
+        before = dict(namespace)
         try:
             exec(code, namespace)  # noqa: S102 - running the exercise is the point
         except BaseException as error:  # noqa: BLE001 - a failing cell is a result
             if kind == "test":
                 send(["error", f"{_type(error).__name__}: {error}"[:2000]])
+        changed = {k: v for k, v in namespace.items() if k not in before or before[k] is not v}
+        if kind == "solution":
+            trusted.update(changed)
+        elif kind == "locked":
+            learner.update({k: v for k, v in changed.items() if _shareable(k, v)})
     send(["done"])
+
+
+def _shareable(name, value):
+    """Whether a name a locked cell bound goes into the learner's namespace: not the course's test
+    helpers (``check``, ``outcome``: they run scenarios with torch), not a guard's name."""
+    module = value.__name__ if _type(value).__name__ == "module" else getattr(value, "__module__", None)
+    return not name.startswith("__") and module not in ("minigrad.testing", "minigrad.graded_code")
 
 
 def _storage_requires_grad(value, tensor_type):

@@ -37,12 +37,12 @@ from traitlets import Bool, Integer, Unicode
 from minigrad.graded_code import definitions, violation
 from minigrad.testing import nearly_equal, without_messages
 
-from . import forkserver
+from . import forkserver, guards
 from .records import record_path
 
 REFERENCE = Path(__file__).with_name("reference.py")
 RESULTS_BUDGET = 16 << 20  # bytes of results one run may send
-MESSAGE_KINDS = {"cell": 2, "check": 4, "error": 2, "done": 1}
+MESSAGE_KINDS = {"cell": 2, "check": 4, "error": 2, "denied": 4, "done": 1}
 RESULTS_FORMAT = 2  # of the expected results cached in .course/expected: a new format recomputes them
 
 
@@ -71,6 +71,18 @@ class NotGraded(Exception):
     """The learner's code is rejected before it runs: ``reason`` in the learner's words."""
 
 
+class Flagged(NotGraded):
+    """Graded code tried, while it ran, what its run-time guards deny (``guards.py``)."""
+
+    def __init__(self, construct, cell, line):
+        super().__init__(construct, cell, line)
+        self.construct, self.cell, self.line = construct, cell, line
+
+    def reason(self, numbers):
+        return (f"`{self.construct}` at cell {numbers.get(self.cell, 0)} line {self.line} is not allowed in graded "
+                "code (flagged: tried while it ran)")
+
+
 class Stopped(Exception):
     """The grading process did not finish: ``how`` ("timeout", "budget", "died", "results", "garbled")
     in the cell with id ``cell``."""
@@ -80,28 +92,52 @@ class Stopped(Exception):
         self.how, self.cell = how, cell
 
 
-def compiled(cells, numbers=None):
-    """The plan as the code the grading process runs: learner cells reduced to their definitions and
+def compiled(cells, numbers=None, exercise="", guarded=True):
+    """The plan as the job the grading process runs: learner cells reduced to their definitions,
     checked (NotGraded names a construct graded code may not contain, at its cell ``numbers[id]``
-    of the learner's notebook). A cell that does not parse defines nothing, as in a kernel.
+    of the learner's notebook) and, when ``guarded`` (not for torch's run of the reference
+    solutions, which hands them torch's objects), compiled under run-time guards (``guards.py``)
+    with the guard policy of ``exercise``. A cell that does not parse defines nothing, as in a kernel.
 
-    Each entry is (kind, code, text): the text of a solution cell's definitions, which the code is
-    compiled from, goes with it (Triton compiles a kernel from its source, which it asks ``inspect``
+    Each cell is (kind, code, text): the text of a solution cell, whose definitions the code is
+    compiled from (line numbers are the learner's), goes with it (Triton compiles a kernel from its source, which it asks ``inspect``
     for); the text of locked and test cells never does."""
     code = []
     for cell in cells:
-        source, text = cell["source"], None
-        if cell["kind"] == "solution":
-            try:
-                tree = definitions(source)
-            except SyntaxError:
-                tree = definitions("")
-            reason = violation(tree, f"cell {(numbers or {}).get(cell['id'], 0)}")
-            if reason:
-                raise NotGraded(reason)
-            source = text = ast.unparse(tree)
-        code.append((cell["kind"], compile(source, f"<{cell['id']}>", "exec", dont_inherit=True), text))
-    return marshal.dumps(code)
+        where = f"cell {(numbers or {}).get(cell['id'], 0)}"
+        filename = f"<{cell['id']}>"
+        if cell["kind"] != "solution":
+            code.append((cell["kind"], compile(cell["source"], filename, "exec", dont_inherit=True), None))
+            continue
+        text = cell["source"]
+        try:
+            tree = definitions(text)
+        except SyntaxError:
+            text, tree = "", definitions("")
+        reason = violation(tree, where)
+        if reason:
+            raise NotGraded(reason)
+        text = _kept_lines(text, tree)
+        if not guarded:
+            code.append(("solution", compile(tree, filename, "exec", dont_inherit=True), text))
+            continue
+        try:
+            code.append(("solution", guards.compile_graded(tree, filename), text))
+        except SyntaxError as refused:
+            line = text.splitlines()[refused.lineno - 1].strip()[:80]
+            raise NotGraded(f"`{line}` at {where} line {refused.lineno} is not allowed in graded code") from None
+    return marshal.dumps({"policy": guards.POLICIES.get(exercise, {}) if guarded else None, "cells": code})
+
+
+def _kept_lines(source, tree):
+    """``source`` with only the lines of the definitions ``tree`` kept (the others blank), so that
+    line numbers stay the learner's."""
+    lines = source.splitlines(True)
+    kept = set()
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        kept.update(range(first, node.end_lineno + 1))
+    return "".join(line if number in kept else "\n" for number, line in enumerate(lines, 1))
 
 
 def unmet_requirements(source_notebook):
@@ -122,7 +158,7 @@ def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None,
     Returns {test id: {"checks": [[name, seen, message], ...], "error": text or None}}. Raises NotGraded when
     the learner's code is rejected, Stopped when a cell runs past ``cell_timeout``, the run past
     ``budget`` seconds or RESULTS_BUDGET bytes, the process dies, or it sends what is not a result."""
-    payload = compiled(cells, numbers)
+    payload = compiled(cells, numbers, Path(folder).name, guarded=library != "torch")
     if library == "torch":
         return _reference(folder, payload, cells)
     for fresh in (False, True):
@@ -136,6 +172,9 @@ def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None,
                 raise Stopped("died", cells[0]["id"]) from None
     try:
         results = _collect(cells_write, payload, results_read, cells, cell_timeout, budget)
+    except Flagged as flagged:
+        forkserver.discard()
+        raise NotGraded(flagged.reason(numbers or {})) from None
     except BaseException:
         forkserver.discard()
         raise
@@ -212,6 +251,8 @@ def _collect(cells_write, payload, channel, cells, cell_timeout, budget):
                     stop("garbled")
                 current, since = message[1], time.monotonic()
                 continue
+            if kind == "denied":
+                raise Flagged(message[1][:200], message[2], message[3])
             test = results.get(cells[current]["id"]) if current >= 0 else None
             if test is None:
                 stop("garbled")
@@ -235,6 +276,8 @@ def _message(line):
     if message[0] in ("check", "error") and type(message[1]) is not str:
         return None
     if message[0] == "check" and type(message[3]) is not bool:
+        return None
+    if message[0] == "denied" and not (type(message[2]) is str and type(message[3]) is int):
         return None
     return message
 

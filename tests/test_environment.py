@@ -8,7 +8,7 @@ from packaging.specifiers import SpecifierSet
 
 from grader.build import ROOT
 
-CONDA_NAMES = {"torch": "pytorch", "psycopg2-binary": "psycopg2"}  # the same package, named by conda-forge
+CONDA_NAMES = {"torch": "pytorch", "psycopg2-binary": "psycopg2", "RestrictedPython": "restrictedpython"}  # the same package, named by conda-forge
 EXTRAS = ("test", "course", "viz")  # what ./run installs; `kernels` (Triton) is optional in both
 
 

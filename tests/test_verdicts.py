@@ -151,7 +151,7 @@ def test_the_learners_definitions_come_with_their_text():
     solution cell reach the grading process with their text (and nothing else of the cell does)."""
     plan = [{"kind": "solution", "id": "part", "source": "def helper(lib):\n    return 1\nprint('dropped')"},
             {"kind": "test", "id": "t", "source": "import inspect\ncheck('source', lambda lib: inspect.getsource(helper))"}]
-    assert verdicts.run(FOLDER, plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1", False]]
+    assert verdicts.run(FOLDER, plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1\n", False]]
 
 
 def test_an_exercise_whose_modules_are_missing_is_not_graded(tmp_path):
