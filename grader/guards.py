@@ -396,13 +396,15 @@ class Guards:
         if name is None:  # an item
             return type(obj) in (list, dict) or isinstance(obj, (self._minigrad_tensor, *self._tensor_types)) \
                 or type(obj).__name__ in ("defaultdict", "OrderedDict", "Counter", "deque")
-        if _is_dunder(name) or isinstance(obj, type) or type(obj).__name__ == "module":
+        if _is_dunder(name) or type(obj).__name__ == "module":
             return False
         if type(obj) in self._learner_classes:
             return True
         if isinstance(obj, self._ctx_types) and not name.startswith("_"):
             return True
-        return any(isinstance(obj, cls) and name == attribute for cls, attribute in self._writes)
+        # a class only for an attribute the part sets (a mistake such as ``_Mode._was_grad_enabled = ...``)
+        return any(name == attribute and (issubclass(obj, cls) if isinstance(obj, type) else isinstance(obj, cls))
+                   for cls, attribute in self._writes)
 
     def inplace(self, op, x, y):
         return INPLACE[op](x, y)

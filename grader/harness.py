@@ -12,7 +12,9 @@ within its reach. The learner's definitions come with their own text, for ``insp
 (Triton compiles a kernel from its source). What it saw leaves, check by check, through the pipe
 ``FD``, which the grader reads while it runs:
 
-    ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell)
+    ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell; a plan's
+                           cells are locked code, solutions, tests, and "support": visible tests
+                           run beside hidden ones for what they define, reporting nothing)
     ["check", NAME, SEEN, MESSAGE]  a check of the current test cell, what it saw (plain data), and
                            whether it grades error messages word for word
     ["error", TEXT]        the current test cell raised
@@ -94,8 +96,8 @@ def serve(lib, fd):
         send(["cell", number])
         if text is not None:
             linecache.cache[code.co_filename] = (len(text), None, text.splitlines(True), code.co_filename)
-        if kind == "test":
-            trusted["check"] = check
+        if kind in ("test", "support"):  # a support cell runs for what it defines: its checks report nothing
+            trusted["check"] = check if kind == "test" else _ignore
         namespace = learner if kind == "solution" else trusted
         before = dict(namespace)
         try:
@@ -109,6 +111,10 @@ def serve(lib, fd):
         elif kind == "locked":
             learner.update({k: v for k, v in changed.items() if _shareable(k, v)})
     send(["done"])
+
+
+def _ignore(*args, **kwargs):
+    """``check`` in a support cell (a visible test cell run beside the hidden ones, ``verdicts.apart``)."""
 
 
 def _shareable(name, value):

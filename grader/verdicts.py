@@ -59,6 +59,19 @@ def plan(source_notebook, solutions):
     return cells
 
 
+def apart(cells):
+    """The plan as the runs that grade it: the visible tests in one, the hidden tests (``NAME-hidden``)
+    in another, so that the run whose errors reach the learner's feedback never holds hidden-test
+    code. The visible test cells also run in the hidden run, for what they define (a hidden check may
+    use a visible one's scenario), as "support" cells whose checks report nothing."""
+    hidden = [cell for cell in cells if cell["kind"] == "test" and cell["id"].endswith("-hidden")]
+    visible = [cell for cell in cells if cell not in hidden]
+    if not hidden:
+        return [visible]
+    return [visible, [dict(cell, kind="support") if cell["kind"] == "test" and cell not in hidden else cell
+                      for cell in cells]]
+
+
 def solution_cells(notebook, without_markers=False):
     def clean(code):
         return "\n".join(line for line in code.splitlines()
@@ -371,8 +384,10 @@ class VerdictExecute(NbGraderPreprocessor):
             not_graded(unmet)
         expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json")
         try:
-            actual = run(source_folder, plan(source, solution_cells(nb)), "minigrad", self._sandboxed(), self.timeout,
-                         self.budget, numbers)
+            actual, start = {}, time.monotonic()
+            for cells in apart(plan(source, solution_cells(nb))):
+                left = max(self.budget - (time.monotonic() - start), 0.001)
+                actual.update(run(source_folder, cells, "minigrad", self._sandboxed(), self.timeout, left, numbers))
         except (NotGraded, Stopped) as error:
             not_graded(error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
                 cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20))

@@ -170,3 +170,22 @@ def test_an_exercise_whose_modules_are_missing_is_not_graded(tmp_path):
         step.preprocess(notebook, {"nbgrader": {"assignment": "exN", "notebook": "exN", "student": "ada"}})
     record = json.loads((tmp_path / ".course" / "records" / "exN" / "ada.json").read_text())
     assert record["not_graded"] == reason and not (tmp_path / ".course" / "expected").exists()
+
+
+def test_the_run_whose_errors_reach_feedback_holds_no_hidden_test():
+    """Visible and hidden checks run apart (``verdicts.apart``): the run of the visible ones, whose
+    errors the learner's feedback shows, holds no code of a hidden one (here the visible test, trusted
+    code, looks for it in the harness's plan); the hidden run can use what a visible cell defined."""
+    probe = ("import sys\nscenario = lambda lib: 1\nframe = sys._getframe()\n"
+             "while 'cells' not in frame.f_locals:\n    frame = frame.f_back\n"
+             "check('hidden code here', lambda lib: sum('SECRET' in code.co_consts for _, code, _ in frame.f_locals['cells']))")
+    plan = [{"kind": "locked", "id": "setup", "source": "x = 1"},
+            {"kind": "test", "id": "t", "source": probe},
+            {"kind": "test", "id": "t-hidden", "source": "check('uses t', lambda lib: [scenario(lib), 'SECRET'])"}]
+    runs = verdicts.apart(plan)
+    assert [[cell["kind"] for cell in cells] for cells in runs] == [["locked", "test"], ["locked", "support", "test"]]
+    results = {}
+    for cells in runs:
+        results.update(verdicts.run(FOLDER, cells, "minigrad"))
+    assert results == {"t": {"checks": [["hidden code here", 0, False]], "error": None},
+                       "t-hidden": {"checks": [["uses t", [1, "SECRET"], False]], "error": None}}
