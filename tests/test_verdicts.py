@@ -181,7 +181,7 @@ def test_the_run_whose_errors_reach_feedback_holds_no_hidden_test():
              "check('hidden code here', lambda lib: sum('SECRET' in code.co_consts for _, code, _ in frame.f_locals['cells']))")
     plan = [{"kind": "locked", "id": "setup", "source": "x = 1"},
             {"kind": "test", "id": "t", "source": probe},
-            {"kind": "test", "id": "t-hidden", "source": "check('uses t', lambda lib: [scenario(lib), 'SECRET'])"}]
+            {"kind": "test", "id": "t-hidden", "source": "name = 'SECRET'\ncheck('uses t', lambda lib: [scenario(lib), name])"}]
     runs = verdicts.apart(plan)
     assert [[cell["kind"] for cell in cells] for cells in runs] == [["locked", "test"], ["locked", "support", "test"]]
     results = {}
