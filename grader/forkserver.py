@@ -35,12 +35,14 @@ class Server:
         work.mkdir()
         shutil.copytree(Path(folder) / "minigrad", code / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one message a send
+        self.cgroup, self._ready = None, False
         shutil.copy(GUARDS, code)
         argv = [sys.executable, "-B", shutil.copy(HARNESS, code), "--serve", str(theirs.fileno())]
         if sandboxed:
-            from .sandbox import Limits, wrap
+            from .sandbox import Limits, MemoryCgroup, wrap
 
-            argv = wrap(argv + ["--isolated"], work, Limits(), [code])
+            self.cgroup = MemoryCgroup.create(Limits().memory_bytes)
+            argv = wrap(argv + ["--isolated"], work, Limits(), [code], private=True, cgroup=self.cgroup)
         try:
             self.process = subprocess.Popen(argv, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
@@ -50,10 +52,9 @@ class Server:
 
     def start(self):
         """A job for the next ready child: (where to write its cells, where to read its results)."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.control, selectors.EVENT_READ)
-            if not selector.select(READY_SECONDS) or self.control.recv(16) != b"ready":
-                raise NotReady
+        if not self._ready and self._next() != b"ready":
+            raise NotReady
+        self._ready = False
         cells_read, cells_write = os.pipe()
         results_read, results_write = os.pipe()
         try:
@@ -65,11 +66,36 @@ class Server:
             os.close(results_write)
         return cells_write, results_read
 
+    def finished(self):
+        """After a job: "full" when it filled a folder it may write (the server says so once the
+        job's processes are gone), else "ready" (the server can take the next) or None (it ended)."""
+        message = self._next()
+        if message == b"full":
+            return "full"
+        self._ready = message == b"ready"
+        return "ready" if self._ready else None
+
+    def oom_kills(self):
+        """How many of the sandbox's processes the kernel killed for using more than its memory."""
+        return self.cgroup.oom_kills() if self.cgroup else 0
+
+    def _next(self):
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.control, selectors.EVENT_READ)
+            if not selector.select(READY_SECONDS):
+                return None
+            try:
+                return self.control.recv(16)
+            except OSError:
+                return None
+
     def close(self):
         self.control.close()
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        if self.cgroup:
+            self.cgroup.remove()
         self._scratch.cleanup()
 
 

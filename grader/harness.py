@@ -142,6 +142,9 @@ def _storage_requires_grad(value, tensor_type):
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36  # <linux/prctl.h>
 _IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(platform.machine())  # syscall numbers
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
+_KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR, _KEYCTL_READ = 1, 7, 11  # <linux/keyctl.h>
+_USER_KEYRINGS = (-4, -5)  # KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING: the uid's, shared by its processes
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -154,16 +157,19 @@ def fork_server(lib, control, isolated):
     runs learner code as the server's uid, so the server, before it says ready again (``isolated``:
     in the sandbox, where the uid has nothing else), kills every process the job left and reaps them
     as their subreaper, returns every folder the uid can write (the working folder, /tmp, /dev/shm)
-    to what it held at the start, and checks what a process of the same uid can change of another:
-    its rlimits (prlimit), nice value, CPU affinity, scheduling policy and I/O priority. Anything it
-    cannot undo — a change there, a System V IPC object left, a process that survived — ends the
-    server instead; the grader starts a fresh sandbox. The server is not dumpable, so no job can
+    to what it held at the start (their times too), empties the keyrings the uid shares (each job
+    has a session keyring of its own), and checks what a process of the same uid can change of
+    another: its rlimits (prlimit), nice value, CPU affinity, scheduling policy and I/O priority.
+    Anything it cannot undo — a change there, an extended attribute, a System V IPC object or a key
+    left, a process that survived, a tree too deep to walk — ends the server instead; the grader
+    starts a fresh sandbox. A job that filled one of those folders is told to the grader (b"full")
+    before the server cleans up. The server is not dumpable, so no job can
     ptrace it, read its memory or its file descriptors (the control socket) through /proc."""
     _libc.prctl(_PR_SET_DUMPABLE, 0)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     channel = socket.socket(fileno=control)
     folders = (os.getcwd(), "/tmp", "/dev/shm") if isolated else (os.getcwd(),)
-    state = _fingerprint(folders)
+    state, times, keys = _fingerprint(folders), _times(folders), _keyrings() if isolated else None
     channel.sendall(b"ready")
     while True:
         try:
@@ -175,6 +181,8 @@ def fork_server(lib, control, isolated):
         pid = os.fork()
         if pid == 0:
             _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if isolated and _KEYCTL:  # a session keyring of its own, which dies with the job
+                _libc.syscall(_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
             channel.close()
             os.dup2(fds[0], 0)
             sys.argv[1:] = [str(fds[1])]  # as ``python harness.py FD``
@@ -185,12 +193,14 @@ def fork_server(lib, control, isolated):
         for fd in fds:
             os.close(fd)
         os.waitpid(pid, 0)
-        if not _clean(folders, state, isolated):
+        if isolated and any(os.statvfs(folder).f_bavail == 0 for folder in folders):
+            channel.sendall(b"full")  # the job wrote all a folder holds: the grader says so, then goes on
+        if not _clean(folders, state, times, keys, isolated):
             return
         channel.sendall(b"ready")
 
 
-def _clean(folders, state, isolated):
+def _clean(folders, state, times, keys, isolated):
     """After a job: whether the server is as it was before it (see fork_server). Outside the sandbox
     (``isolated`` false: trusted code, as in the course's own tests) only the working folder is emptied."""
     if isolated:
@@ -210,12 +220,26 @@ def _clean(folders, state, isolated):
             pass
         if any(len(open(f"/proc/sysvipc/{kind}").readlines()) > 1 for kind in ("shm", "sem", "msg")):
             return False
+        if _keyrings() != keys:
+            return False
     try:
         for folder in folders:
             _prune(folder, state[0])
+        _reset_times(times)
         return _fingerprint(folders) == state
-    except OSError:  # a folder the job made unreadable, a file it may not delete
+    except (OSError, RecursionError):  # a folder the job made unreadable, a file it may not delete, a tree too deep
         return False
+
+
+def _keyrings():
+    """Empty the keyrings every process of this uid shares (a job's own session keyring goes with
+    it), and say what they hold then (the size of their lists of keys), which must be what they
+    held when the server started."""
+    if not _KEYCTL:
+        return None
+    for keyring in _USER_KEYRINGS:
+        _libc.syscall(_KEYCTL, _KEYCTL_CLEAR, keyring)
+    return [_libc.syscall(_KEYCTL, _KEYCTL_READ, keyring, None, 0) for keyring in _USER_KEYRINGS]
 
 
 def _prune(folder, skeleton):
@@ -245,15 +269,46 @@ def _skeleton(folders):
     there): {path: (whether to look inside, its inode, mode and owner)}."""
     with open("/proc/self/mountinfo") as table:  # a mount point is its 5th field, with octal escapes
         mounts = {re.sub(r"\\(\d{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) for line in table}
-    found, stack = {}, list(folders)
+    found, stack = {folder: (False, *_identity(folder)) for folder in folders}, list(folders)
     while stack:
         for entry in os.scandir(stack.pop()):
-            info = entry.stat(follow_symlinks=False)
             inside = entry.path not in mounts and entry.is_dir(follow_symlinks=False)
-            found[entry.path] = inside, info.st_ino, info.st_mode, info.st_uid
+            found[entry.path] = (inside, *_identity(entry.path))
             if inside:
                 stack.append(entry.path)
     return found
+
+
+def _identity(path):
+    """What a path is, as a job of the same uid could change it but the server cannot put back:
+    its inode, mode, owner and extended attributes (its times, ``_reset_times`` puts back)."""
+    info = os.lstat(path)
+    try:
+        attributes = tuple(sorted(os.listxattr(path, follow_symlinks=False)))
+    except OSError:  # a file system without them
+        attributes = ()
+    return info.st_ino, info.st_mode, info.st_uid, attributes
+
+
+def _times(folders):
+    """The folders' access and modification times, to put back after each job."""
+    return {folder: (os.stat(folder).st_atime_ns, os.stat(folder).st_mtime_ns) for folder in folders}
+
+
+def _reset_times(times):
+    """Put the writable folders' times back, so that no job reads in them what another did. Where
+    the server may not (a folder root owns, as bubblewrap's tmpfs is when the grader runs as root,
+    whose times a job may not set either), it moves them itself, after every job alike, if it can
+    write there (else no job could)."""
+    for folder, (atime, mtime) in times.items():
+        try:
+            os.utime(folder, ns=(atime, mtime))
+        except PermissionError:
+            if not os.access(folder, os.W_OK):
+                continue  # no job could write there either
+            probe = os.path.join(folder, ".minigrad-server")
+            open(probe, "w").close()
+            os.unlink(probe)
 
 
 def _fingerprint(folders):

@@ -26,6 +26,9 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(STATE, "gradebook.db") + 
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "*.pyc"]
 # MINIGRAD_EXCHANGE: a shared exchange (a class on JupyterHub: hub/setup.sh), else the course's own
 c.Exchange.root = os.environ.get("MINIGRAD_EXCHANGE") or os.path.join(STATE, "exchange")
+# Collect takes a submission only from the account it names, and copies no link or file that is not
+# the learner's own (grader/exchange.py).
+c.ExchangeFactory.collect = "grader.exchange.TrustedCollect"
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # Deleted and copied nbgrader cells are repaired from the release (grader/repair.py) in place of
@@ -46,5 +49,8 @@ c.VerdictExecute.course_root = ROOT
 c.VerdictExecute.timeout = 30  # seconds a cell may run while graded
 c.VerdictExecute.budget = 120  # seconds all its cells may run together (a reference run takes about 5)
 c.HideHiddenTests.course_root = ROOT
+# Learner text (markdown cells, outputs) reaches the feedback page and Formgrader, on the instructor's
+# origin, only sanitised: both render with an HTMLExporter made from this config.
+c.HTMLExporter.sanitize_html = True
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

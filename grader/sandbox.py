@@ -19,7 +19,8 @@ one after another in one sandbox (``forkserver``), which puts itself back as it 
 
 Limits are rlimits, set inside the sandbox by util-linux's ``prlimit`` just before the command runs
 (a command-line shim, so the command needs no help from its starter): RLIMIT_CPU, RLIMIT_AS,
-RLIMIT_NPROC, RLIMIT_FSIZE.
+RLIMIT_NPROC, RLIMIT_FSIZE, and RLIMIT_MSGQUEUE 0 (no POSIX message queue can be made: the
+sandbox's processes could not list them, so a grading server could not clear them between jobs).
 
 RLIMIT_NPROC needs care, since it counts every process and thread of a *real* uid, and the kernel
 skips it for real uid 0 even inside a user namespace (copy_process: ``real_cred->user !=
@@ -28,18 +29,21 @@ user namespace, so only the sandbox's own processes count.
 
 Threads count against RLIMIT_NPROC, so the sandbox sets OMP_NUM_THREADS=1: torch would otherwise
 start a thread per core, which on a big machine exceeds the limit (and makes CPU time depend on the
-machine). RLIMIT_AS is per process: without cgroups, the sandbox as a whole may use up to
-``processes * memory_bytes``; run the grader itself under a memory cgroup (systemd-run -p
-MemoryMax=..., a container's limit) for a hard total.
+machine). RLIMIT_AS is per process: a grading server's sandbox joins a memory cgroup of its own
+(``MemoryCgroup``, where the grader may make one: as root, or in a delegated cgroup) that bounds
+its processes together; elsewhere the sandbox as a whole may use up to ``processes * memory_bytes``
+(run the grader under a memory cgroup, systemd-run -p MemoryMax=..., for a hard total).
 """
 import functools
 import glob
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 
@@ -91,12 +95,15 @@ def check_available():
     return None
 
 
-def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
+def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, cgroup=None):
     """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist; run as root,
     this hands it to the sandbox's uid), seeing ``readonly`` paths besides the system and this Python.
 
     ``env``: variables to set inside besides the few the sandbox sets (PATH, HOME=/tmp, ...); nothing
-    else of the caller's environment goes in."""
+    else of the caller's environment goes in. ``private``: the working folder is a fresh tmpfs of
+    ``limits.file_bytes`` at ``workdir``'s path, as /tmp is (what is written there never reaches the
+    host's disk, and cannot outgrow it), not ``workdir`` itself. ``cgroup``: a ``MemoryCgroup`` the
+    sandbox's processes join before it starts, which bounds their memory together."""
     workdir = os.path.realpath(workdir)
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
@@ -114,7 +121,10 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
         command += [*_parents(path), "--ro-bind", path, path]
     for path, target in links.items():
         command += [*_parents(path), "--symlink", target, path]
-    command += [*_parents(workdir), "--bind", workdir, workdir]
+    if private:
+        command += [*_parents(workdir), "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", workdir]
+    else:
+        command += [*_parents(workdir), "--bind", workdir, workdir]
     variables = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                  "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
                  "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
@@ -123,8 +133,9 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
         command += ["--setenv", name, str(value)]
     if os.geteuid() == 0:
         uid = _unused_uid()
-        os.chown(workdir, uid, uid)
-        os.chmod(workdir, 0o711)  # bwrap, root without capabilities by then, must still enter it
+        if not private:
+            os.chown(workdir, uid, uid)
+            os.chmod(workdir, 0o711)  # bwrap, root without capabilities by then, must still enter it
         command += ["--cap-drop", "ALL"]
         for cap in ("SETUID", "SETGID", "SETPCAP"):  # for setpriv, which then drops every capability
             command += ["--cap-add", f"CAP_{cap}"]
@@ -132,9 +143,74 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None):
                     "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
     else:
         command += ["--unshare-user", "--disable-userns", "--"]
-    return command + ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",
-                      f"--as={limits.memory_bytes}", f"--nproc={limits.processes}",
-                      f"--fsize={limits.file_bytes}", "--core=0", "--", *argv]
+    command += ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}", f"--as={limits.memory_bytes}",
+                f"--nproc={limits.processes}", f"--fsize={limits.file_bytes}", "--core=0", "--msgqueue=0", "--", *argv]
+    if cgroup is not None:  # join it first (0: the writing process), then become bwrap: every process inside is in it
+        command = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup.procs, *command]
+    return command
+
+
+class MemoryCgroup:
+    """A memory cgroup (v1's memory controller, or v2's) bounding a sandbox's processes together:
+    RLIMIT_AS bounds each process, not their sum (three forked children may each take the limit).
+    When they pass ``limit`` the kernel kills one of them (the largest) and counts an OOM kill,
+    which ``oom_kills`` reads. ``create`` gives None where this process may not make one (not
+    root, and no delegated cgroup): there only the per-process limits hold."""
+
+    def __init__(self, path, version):
+        self.path, self.version = path, version
+        self.procs = os.path.join(path, "cgroup.procs")
+
+    @classmethod
+    def create(cls, limit):
+        for root, version, limit_file in (("/sys/fs/cgroup/memory", 1, "memory.limit_in_bytes"),
+                                          ("/sys/fs/cgroup", 2, "memory.max")):
+            if version == 2 and "memory" not in _read(os.path.join(root, "cgroup.subtree_control")).split():
+                continue
+            if not os.access(root, os.W_OK) or (version == 1 and not os.path.exists(os.path.join(root, limit_file))):
+                continue
+            path = os.path.join(root, f"minigrad-sandbox-{os.getpid()}-{next(_serial)}")
+            try:
+                os.mkdir(path)
+                with open(os.path.join(path, limit_file), "w") as file:
+                    file.write(str(limit))
+                swap = os.path.join(path, "memory.memsw.limit_in_bytes" if version == 1 else "memory.swap.max")
+                if os.path.exists(swap):
+                    with open(swap, "w") as file:
+                        file.write(str(limit) if version == 1 else "0")
+            except OSError:
+                continue
+            return cls(path, version)
+        return None
+
+    def oom_kills(self):
+        """How many of its processes the kernel has killed for passing the limit."""
+        text = _read(os.path.join(self.path, "memory.oom_control" if self.version == 1 else "memory.events"))
+        return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("oom_kill ")), 0)
+
+    def remove(self):
+        """Remove it, once its processes have gone (killing any still there)."""
+        for _ in range(100):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                for pid in _read(self.procs).split():
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.02)
+
+
+def _read(path):
+    try:
+        with open(path) as file:
+            return file.read()
+    except OSError:
+        return ""
 
 
 def _parents(path):

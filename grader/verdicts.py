@@ -39,6 +39,7 @@ from minigrad.testing import nearly_equal, without_messages
 
 from . import forkserver, guards
 from .records import record_path
+from .sandbox import Limits
 
 REFERENCE = Path(__file__).with_name("reference.py")
 RESULTS_BUDGET = 16 << 20  # bytes of results one run may send
@@ -97,8 +98,8 @@ class Flagged(NotGraded):
 
 
 class Stopped(Exception):
-    """The grading process did not finish: ``how`` ("timeout", "budget", "died", "results", "garbled")
-    in the cell with id ``cell``."""
+    """The grading process did not finish, or used more than its share: ``how`` ("timeout", "budget",
+    "died", "results", "garbled", "memory", "disk") in the cell with id ``cell``."""
 
     def __init__(self, how, cell):
         super().__init__(how, cell)
@@ -183,16 +184,29 @@ def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None,
             forkserver.discard()
             if fresh:
                 raise Stopped("died", cells[0]["id"]) from None
+    kills = server.oom_kills()
     try:
         results = _collect(cells_write, payload, results_read, cells, cell_timeout, budget)
+        finished = server.finished()
     except Flagged as flagged:
         forkserver.discard()
         raise NotGraded(flagged.reason(numbers or {})) from None
+    except Stopped as stop:
+        full = stop.how == "died" and server.finished() == "full"
+        forkserver.discard()
+        if full or server.oom_kills() > kills:
+            raise Stopped("disk" if full else "memory", stop.cell) from None
+        raise
     except BaseException:
         forkserver.discard()
         raise
     finally:
         os.close(results_read)
+    if finished == "full" or server.oom_kills() > kills:  # a process of the job's was killed, or a write failed
+        forkserver.discard()
+        raise Stopped("disk" if finished == "full" else "memory", cells[-1]["id"])
+    if finished is None:  # the server ended after the job (it changed what the server cannot undo)
+        forkserver.discard()
     return results
 
 
@@ -349,6 +363,8 @@ STOPPED = {
     "died": "kernel died in cell {cell}",
     "results": "sent more than {size} MiB of results (in cell {cell})",
     "garbled": "its grading process sent something that is not a result (in cell {cell})",
+    "memory": "used more than {memory} GiB of memory (in cell {cell})",
+    "disk": "used more than {disk} MiB of disk (in cell {cell})",
 }
 
 
@@ -390,7 +406,8 @@ class VerdictExecute(NbGraderPreprocessor):
                 actual.update(run(source_folder, cells, "minigrad", self._sandboxed(), self.timeout, left, numbers))
         except (NotGraded, Stopped) as error:
             not_graded(error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
-                cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20))
+                cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20,
+                memory=Limits().memory_bytes >> 30, disk=Limits().file_bytes >> 20))
         for test_id, (passed, why) in compare(expected, actual).items():
             record["tests"][test_id] = [passed, why]
             cell = nb.cells[index[test_id]]

@@ -18,6 +18,8 @@ code needs, and keeps definitions from running code while they are made:
 - Triton (exercise 9's kernels) only as ``import triton`` and ``import triton.language as tl``, and
   then only ``@triton.jit`` (a bare decorator), ``triton.cdiv``, ``triton.next_power_of_2`` and the
   language's functions and types (``tl.load``, ``tl.exp``, ``tl.constexpr``, ...: ``TRITON_LANGUAGE``).
+  A kernel reads nothing else of any object but ``KERNEL_ATTRIBUTES`` (``x_ptr.dtype.element_ty``,
+  ``pid.to(tl.int64)``): Triton recompiles its text, out of the run-time guards' reach.
   Those two names are Triton's alone: graded code binds them no other way (``import torch as tl``,
   a parameter ``tl``, ``tl = ...``) and uses them only before one of those attributes, so that
   ``tl.load`` is Triton's and not ``torch.load``, and ``tl.core...`` does not reach Triton's modules.
@@ -66,6 +68,10 @@ TRITON_LANGUAGE = frozenset("""
 """.split())
 """What graded code may take from ``triton.language``: its functions and types, none of its modules."""
 TRITON_ATTRIBUTES = {"triton": {"cdiv", "next_power_of_2"}, "tl": TRITON_LANGUAGE}
+KERNEL_ATTRIBUTES = {"to", "dtype", "element_ty", "shape", "T"}
+"""What a ``@triton.jit`` kernel may read of anything but ``tl`` and ``triton``: Triton compiles the
+kernel again from its text (and its interpreter runs that text), so no run-time guard sees it; this
+static list is all that holds there."""
 FORMAT_DUNDER = re.compile(r"\{[^}]*__")  # "{0.__class__}".format(x) reads a dunder attribute
 
 
@@ -208,6 +214,11 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _function(self, node):
+        if any(ast.unparse(decorator) == TRITON_JIT for decorator in node.decorator_list):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Attribute) and not (isinstance(inner.value, ast.Name) and inner.value.id
+                                                             in TRITON_NAMES) and inner.attr not in KERNEL_ATTRIBUTES:
+                    raise Rejected(inner, _text(inner))
         for decorator in node.decorator_list:
             if not (isinstance(decorator, ast.Name) and decorator.id in DECORATORS or ast.unparse(decorator) == TRITON_JIT):
                 raise Rejected(decorator, "@" + _text(decorator))

@@ -135,6 +135,9 @@ AT_DEFINITION = {
 }
 
 
+MARKUP = "## learner heading\n<script>alert('markdown')</script>\n<img src=x onerror=\"alert('image')\">"
+
+
 def rejected(root, construct, line):
     return f"`{construct}` at cell {cell_number(root, RELEASE_PART)} line {line} is not allowed in graded code"
 
@@ -199,6 +202,8 @@ def catalog(tmp_path_factory):
         "copied-test": (lambda r: solved(r), notebook_edit(copied("test-seed-001"))),
         "bad-metadata": (lambda r: solved(r), notebook_edit(
             lambda nb: cell(nb, "test-seed-001").metadata.nbgrader.update(points="lots"))),
+        "markup-in-markdown": (lambda r: solved(r), notebook_edit(lambda nb: nb.cells.append(
+            nbformat.v4.new_markdown_cell(MARKUP)))),
         "cell-to-markdown": (lambda r: solved(r), notebook_edit(
             lambda nb: setattr(cell(nb, RELEASE_PART), "cell_type", "markdown"))),
     }
@@ -211,7 +216,7 @@ def catalog(tmp_path_factory):
 
 def test_everything_is_graded_or_has_a_clear_reason(catalog):
     _, rows = catalog
-    assert len(rows) == 46
+    assert len(rows) == 47
     for student, row in rows.items():
         assert row["status"] == "graded" or row["reason"], student
         if student == "bad-metadata":
@@ -309,6 +314,21 @@ def test_learner_text_is_escaped_in_feedback(catalog):
     page = (root / ".course" / "feedback" / "script-in-error" / EXERCISE / f"{EXERCISE}.html").read_text()
     assert "'RuntimeError', '&lt;script&gt;alert(1)&lt;/script&gt;'" in page
     assert "<script>alert(1)" not in page
+
+
+def test_learner_markup_reaches_feedback_and_formgrader_only_sanitised(catalog):
+    """A markdown cell with a script and an image whose onerror runs one: the feedback page and the
+    page Formgrader shows the instructor (an HTMLExporter from the course's config) run neither."""
+    from nbconvert.exporters import HTMLExporter
+
+    root, rows = catalog
+    assert rows["markup-in-markdown"]["score"] == FULL
+    feedback = (root / ".course" / "feedback" / "markup-in-markdown" / EXERCISE / f"{EXERCISE}.html").read_text()
+    autograded = root / ".course" / "autograded" / "markup-in-markdown" / EXERCISE / NOTEBOOK
+    formgrader, _ = HTMLExporter(config=workflow.course_api(root).config).from_filename(str(autograded))
+    for page in (feedback, formgrader):
+        assert "learner heading" in page  # shown, as text
+        assert "<script>alert('markdown')" not in page and "<img src=x onerror" not in page
 
 
 def test_no_feedback_page_holds_hidden_test_text(catalog):

@@ -343,6 +343,11 @@ seen = {"cwd": tree("."), "tmp": tree("/tmp"), "shm": tree("/dev/shm"),
         "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
         "limits": [list(resource.getrlimit(getattr(resource, n))) for n in sorted(dir(resource)) if n.startswith("RLIMIT_")],
         "nice": os.getpriority(os.PRIO_PROCESS, 0), "cpus": sorted(os.sched_getaffinity(0))}
+import ctypes
+keyctl = ctypes.CDLL(None).syscall
+seen["marks"] = [path for path in (".", "/tmp", "/dev/shm")
+                 if os.stat(path).st_mtime_ns == 12345 * 10**9 or os.listxattr(path)]
+seen["keys"] = [keyctl(250, 11, keyring, None, 0) for keyring in (-3, -4, -5)]  # KEYCTL_READ: session, user, user-session
 """
 
 
@@ -381,6 +386,25 @@ LEAVINGS = {
         os.chmod("locked", 0o500)
         left = True
     """,
+    "metadata-and-keys": """
+        import ctypes
+        syscall, left = ctypes.CDLL(None).syscall, []
+        for path in (".", "/tmp", "/dev/shm"):
+            try:
+                os.utime(path, (12345, 12345))
+                left.append(f"times of {path}")
+            except OSError:
+                pass
+            try:
+                os.setxattr(path, "user.mark", b"1")
+                left.append(f"attribute of {path}")
+            except OSError:
+                pass
+        for keyring in (-3, -4, -5):  # add_key to the session, user and user-session keyrings
+            if syscall(248, b"user", b"mark", b"1", 1, keyring) > 0:
+                left.append(f"key in {keyring}")
+        assert "key in -4" in left, left
+    """,
     "process": """
         if os.fork() == 0:
             os.setsid()
@@ -400,7 +424,7 @@ def test_the_next_job_finds_nothing_a_job_left(fresh, leaving):
     """Files wherever the sandbox's uid may write (in folders it made unreadable), and a process
     that detached itself: the next job sees what a job on a fresh server sees, from the same server."""
     seen, server = fresh
-    assert job("import os\n" + textwrap.dedent(LEAVINGS[leaving]), seen="left") is True
+    assert job("import os\n" + textwrap.dedent(LEAVINGS[leaving]), seen="left")
     assert job(LOOK, seen="seen") == seen
     assert forkserver.server(FOLDER, True) is server and server.process.poll() is None
 
@@ -451,3 +475,76 @@ def test_a_job_cannot_reach_the_server():
         outcomes.append(errno.errorcode[ctypes.get_errno()] if traced else "traced")
     """, seen="outcomes")
     assert outcomes == ["EACCES"] * 4 + ["EPERM"]
+
+
+def test_no_job_can_make_a_posix_message_queue():
+    """The server cannot list them to clear them between jobs, so no process in the sandbox may
+    make one (RLIMIT_MSGQUEUE 0)."""
+    made = job("""
+        import ctypes, errno, os
+        rt = ctypes.CDLL("librt.so.1", use_errno=True)
+        rt.mq_open.restype = ctypes.c_int
+        queue = rt.mq_open(b"/minigrad-mark", os.O_CREAT | os.O_RDWR, 0o600, None)
+        made = "made" if queue >= 0 else errno.errorcode[ctypes.get_errno()]
+    """, seen="made")
+    assert made == "EMFILE"
+
+
+def test_a_job_past_the_disk_bound_is_not_graded_and_the_next_is(fresh):
+    """The working folder is a tmpfs of the sandbox's own (``wrap(private=True)``): a job that fills
+    it writes nothing to the host's disk and ends "used more than 64 MiB of disk"."""
+    seen, _ = fresh
+    with pytest.raises(verdicts.Stopped) as stop:
+        job("""
+            try:
+                for number in range(200):
+                    with open(f"filler-{number}", "wb") as file:
+                        file.write(b"x" * (1 << 20))
+            except OSError:
+                pass
+            filled = True
+        """, seen="filled")
+    assert stop.value.how == "disk"
+    assert job(LOOK, seen="seen") == seen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a memory cgroup needs root (or a delegated cgroup)")
+def test_forked_children_past_the_memory_bound_end_not_graded_and_the_next_job_is_graded(fresh):
+    """RLIMIT_AS bounds each process; the server's memory cgroup bounds them together: three
+    children of 1.6 GiB each (4.8 GiB, each under the 4 GiB per-process limit) end the job
+    "used more than 4 GiB of memory", and the next job runs on a fresh server."""
+    seen, _ = fresh
+    with pytest.raises(verdicts.Stopped) as stop:
+        job("""
+            import os, time
+            children = []
+            for _ in range(3):
+                pid = os.fork()
+                if pid == 0:
+                    held = b"x" * (1600 << 20)
+                    time.sleep(5)
+                    os._exit(0)
+                children.append(pid)
+            for pid in children:
+                os.waitpid(pid, 0)
+            done = True
+        """, seen="done")
+    assert stop.value.how == "memory"
+    assert job(LOOK, seen="seen") == seen
+
+
+def test_a_tree_too_deep_to_clean_ends_only_its_server(fresh):
+    """A job that leaves a folder tree deeper than Python's recursion can walk: the server cannot
+    clean it and ends; the job's own results stand, and the next job gets a fresh server."""
+    seen, server = fresh
+    assert job("""
+        import os
+        start = os.getcwd()
+        for _ in range(1200):
+            os.mkdir("d")
+            os.chdir("d")
+        os.chdir(start)
+        left = True
+    """, seen="left") is True
+    assert job(LOOK, seen="seen") == seen
+    assert forkserver.server(FOLDER, True) is not server

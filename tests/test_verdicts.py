@@ -123,6 +123,10 @@ def test_the_grading_process_gets_code_not_the_text_of_the_tests():
     ("def f():\n    return triton.jit(f)", "triton.jit"),
     ("@triton.jit(debug=True)\ndef f():\n    pass", "@triton.jit(debug=True)"),
     ("@triton.autotune\ndef f():\n    pass", "@triton.autotune"),
+    # a kernel's text is compiled again by Triton, out of the run-time guards' reach: it reads only
+    # tl's and triton's members and KERNEL_ATTRIBUTES of anything else
+    ("@triton.jit\ndef k(x_ptr):\n    x_ptr.handle.data", "x_ptr.handle.data"),
+    ("@triton.jit\ndef k(x_ptr):\n    return x_ptr.dtype.element_ty.fp_mantissa_width", "x_ptr.dtype.element_ty.fp_mantissa_width"),
 ])
 def test_graded_code_rejects_each_construct_naming_it(code, construct):
     line = next(i for i, text in enumerate(code.splitlines(), start=1) if construct.lstrip("@") in text)

@@ -84,12 +84,28 @@ def course(tmp_path_factory):
         "gus": lambda folder: (folder / f"{EXERCISE}.ipynb").write_bytes(b"\xff\xfe not a notebook"),
         "hal": _break_cell("if self._saved:\n    self._saved = tuple(_FREED for s in self._saved)", root),
     }
+    learners["ivy"] = lambda folder: (_solve(folder, root), (folder / "answers.ipynb").symlink_to(
+        root / "solutions" / EXERCISE / f"{EXERCISE}.ipynb"))
     for name, edit in learners.items():
         _learner(root, name, edit)
+    _learner(root, PLANTED, _solve)  # submitted by this test's account, in the name of another account
     workflow.collect(EXERCISE, root=root)
     lines = []
     workflow.autograde(EXERCISE, workers=2, root=root, progress=lines.append, sandbox=check_available() is None)
     return root, lines
+
+
+PLANTED = "nobody"  # an account of this machine (Debian's), that the tests do not run as
+
+
+def test_collect_takes_no_submission_made_in_another_accounts_name_and_follows_no_link(course):
+    """grader/exchange.py: on a shared exchange anyone may write inbound; a submission counts only
+    from the account it names, and a link in it (here to the instructor's solutions) is not copied."""
+    root, _ = course
+    submitted = root / ".course" / "submitted"
+    assert not (submitted / PLANTED).exists()
+    assert (submitted / "ivy" / EXERCISE / f"{EXERCISE}.ipynb").is_file()
+    assert not (submitted / "ivy" / EXERCISE / "answers.ipynb").exists()
 
 
 def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
@@ -107,8 +123,9 @@ def test_status_shows_scores_and_reasons(course):
     root, progress = course
     lines = workflow.status(EXERCISE, root=root)
     assert f"ada: graded {FULL}/{FULL}" in lines and f"bob: graded 0/{FULL}" in lines
+    assert f"ivy: graded {FULL}/{FULL}" in lines
     assert "fay: not graded: missing notebook ex3_freeing.ipynb (found: my_work.ipynb)" in lines
-    assert progress[-1].startswith(f"autograde {EXERCISE}: 8/8 done, ETA")
+    assert progress[-1].startswith(f"autograde {EXERCISE}: 9/9 done, ETA")
 
 
 def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):

@@ -1,0 +1,76 @@
+"""nbgrader's collect, trusting no learner (``c.ExchangeFactory.collect``, grader/nbgrader_config.py).
+
+nbgrader's exchange is a folder: on a class's JupyterHub every learner may write its ``inbound``,
+and a submission's folder name says whose it is. nbgrader's own collect only warns when the folder's
+owner is not the learner it names, and copies the folder with ``shutil.copytree``, which follows
+symbolic links — with the instructor's rights. This collect keeps nbgrader's exchange and its
+selection (the newest submission of each learner, or the newest before the due date), and adds:
+
+- a submission named for a learner who has an account on this machine counts only if that account
+  owns its folder: no learner can submit as another (the hub's users are the machine's, through PAM);
+  names without an account (a course on one machine, where learners submit with ``--student``) are
+  taken as nbgrader takes them;
+- it copies only folders and regular files that the submitting account owns: no link, device or
+  pipe, and no hard link to a file of someone else's, is followed into the instructor's copy.
+"""
+import glob
+import os
+import pwd
+import shutil
+import stat
+
+from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import ignore_patterns
+
+
+class TrustedCollect(ExchangeCollect):
+
+    def init_src(self):
+        super().init_src()  # checks the course and reads the due date; the records are chosen again below
+        student = self.coursedir.student_id or "*"
+        pattern = os.path.join(self.inbound_path, f"{student}+{self.coursedir.assignment_id}+*")
+        by_learner = {}
+        for path in glob.glob(pattern):
+            record = self._path_to_record(path)
+            if self._owned_by_learner(path, record["username"]):
+                by_learner.setdefault(record["username"], []).append(record)
+        self.src_records = [self._chosen(self._sort_by_timestamp(records)) for records in by_learner.values()]
+
+    def _chosen(self, records):
+        if self.duedate is not None and self.before_duedate:
+            return next((record for record in records if record["timestamp"] <= self.duedate), records[0])
+        return records[0]
+
+    def _owned_by_learner(self, path, learner):
+        try:
+            account = pwd.getpwnam(learner).pw_uid
+        except KeyError:
+            return True  # not an account of this machine: a course on one machine
+        owner = os.lstat(path).st_uid
+        if owner != account:
+            self.log.warning("Not collected: %s names %s but belongs to uid %d", os.path.basename(path), learner, owner)
+            return False
+        return True
+
+    def do_copy(self, src, dest, log=None):
+        """nbgrader's copy (its size limit, ignore and include rules), without what is not the
+        submitting account's own: nothing is opened that is not a regular file of theirs."""
+        size = self.get_size(src)
+        if size > 1000 * self.coursedir.max_dir_size:
+            raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is "
+                               f"{1000 * self.coursedir.max_dir_size}")
+        owner = os.lstat(src).st_uid
+        nbgrader_rules = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
+                                         max_file_size=self.coursedir.max_file_size, log=self.log)
+
+        def ignore(folder, names):
+            foreign = set()
+            for name in names:
+                info = os.lstat(os.path.join(folder, name))
+                if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)) or info.st_uid != owner:
+                    self.log.warning("Not collected: %s (a link, a special file, or not the learner's own)",
+                                     os.path.join(folder, name))
+                    foreign.add(name)
+            return foreign | set(nbgrader_rules(folder, [name for name in names if name not in foreign]))
+
+        shutil.copytree(src, dest, ignore=ignore)
