@@ -1,11 +1,17 @@
 """Feedback that keeps hidden tests hidden: nbgrader's feedback shows every test cell as autograded,
 hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrades) replaces the
 hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", and
-opens the feedback with the device the submission was graded on (from its record)."""
+opens the feedback with the device the submission was graded on (from its record).
+
+``SanitizeLearnerText`` runs wherever a learner's notebook becomes HTML on the instructor's side
+(the feedback page, Formgrader's view: ``HTMLExporter.preprocessors``)."""
 import html
 import json
 import re
 
+import bleach
+from nbconvert.filters import markdown2html
+from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
@@ -37,3 +43,33 @@ class HideHiddenTests(NbGraderPreprocessor):
         cell.outputs = [new_output("stream", name="stdout",
                                    text=f"hidden test — {verdict} — {score:g}/{points:g} points\n")]
         return cell, resources
+
+
+TAGS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "pre", "code", "em", "strong", "b", "i", "ul", "ol", "li",
+        "a", "blockquote", "table", "thead", "tbody", "tr", "th", "td", "img", "span", "div", "sub", "sup"}
+ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt"], "*": ["class", "id"]}
+SCRIPTED = ("application/javascript", "text/javascript", "image/svg+xml")
+
+
+class SanitizeLearnerText(Preprocessor):
+    """Learner text as HTML without anything that runs: nbgrader's feedback and Formgrader templates
+    render markdown cells and HTML outputs verbatim (nbconvert's ``sanitize_html`` holds for its own
+    templates only), on the instructor's origin. Markdown cells become their HTML with only plain
+    tags and attributes kept (bleach); HTML outputs likewise; script and SVG outputs are dropped."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            cell.source = _clean(markdown2html(cell.source))
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            for kind in SCRIPTED:
+                data.pop(kind, None)
+            for kind in ("text/html", "text/markdown"):
+                if kind in data:
+                    text = "".join(data[kind]) if isinstance(data[kind], list) else data[kind]
+                    data[kind] = _clean(markdown2html(text) if kind == "text/markdown" else text)
+        return cell, resources
+
+
+def _clean(text):
+    return bleach.clean(text, tags=TAGS, attributes=ATTRIBUTES, protocols={"http", "https", "data"}, strip=True)

@@ -257,10 +257,6 @@ class Guards:
         import builtins
 
         from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
-        from RestrictedPython.PrintCollector import PrintCollector
-
-        def print_collector(_getattr_=None):
-            return PrintCollector(self.getattr)
 
         safe = {name: getattr(builtins, name) for name in BUILTINS}
         safe.update(getattr=self.getattr, hasattr=self.hasattr, __import__=self.import_,
@@ -270,7 +266,7 @@ class Guards:
                 "_inplacevar_": self.inplace, "_augattr_": self.augattr, "_augitem_": self.augitem,
                 "_apply_": lambda function, *args, **kwargs: function(*args, **kwargs),
                 "_iter_unpack_sequence_": guarded_iter_unpack_sequence, "_unpack_sequence_": guarded_unpack_sequence,
-                "_print_": print_collector}
+                "_print_": _Print}
 
     def deny(self, construct):
         """Report ``construct`` with the innermost frame of graded code that tried it, then raise."""
@@ -439,6 +435,20 @@ class Guards:
         for member in fromlist or ():
             self.getattr(module, member)
         return module if fromlist else importlib.import_module(top)
+
+
+class _Print:
+    """``print`` in graded code (RestrictedPython calls ``_print_()._call_print``): to standard output,
+    which the learner's kernel shows and the grading process discards; ``file=`` is not followed."""
+
+    def __init__(self, _getattr_=None):
+        pass
+
+    def _call_print(self, *objects, sep=" ", end="\n"):
+        print(*objects, sep=str(sep), end=str(end))
+
+    def __call__(self):  # ``printed``
+        return ""
 
 
 class _Writer:

@@ -51,6 +51,6 @@ c.VerdictExecute.budget = 120  # seconds all its cells may run together (a refer
 c.HideHiddenTests.course_root = ROOT
 # Learner text (markdown cells, outputs) reaches the feedback page and Formgrader, on the instructor's
 # origin, only sanitised: both render with an HTMLExporter made from this config.
-c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.preprocessors = ["grader.feedback.SanitizeLearnerText"]
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

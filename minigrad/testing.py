@@ -4,6 +4,8 @@ Used by the test suite, the lessons and the exercises' graded tests.
 """
 import linecache
 import math
+import os
+import sys
 
 import torch
 
@@ -68,23 +70,49 @@ def assert_same(scenario, *args, close=False):
 
 def graded(definition):
     """Check, in the learner's kernel, the cell that defined ``definition`` (a function or class) as
-    grading will (minigrad.graded_code); a construct grading rejects fails every check after it, so
-    Validate names it before the learner submits. Where the cell's text is not at hand (grading
-    itself runs compiled code), there is nothing to check."""
+    grading will, and give it back as grading runs it. First the static check (``graded_code``): a
+    construct grading rejects fails every check after it, so Validate names it before the learner
+    submits. Then, where the grader's run-time guards are at hand (``guards.py``, staged beside each
+    exercise's minigrad), the cell's definitions made anew under them, with the exercise's policy:
+    what they deny while the checks run fails every check after it too, named as grading names it.
+    Grading itself gives the definition back as it is (it compiled it under the guards already)."""
     functions = [definition] if hasattr(definition, "__code__") else [
         getattr(member, "__func__", member) for member in vars(definition).values()]
     files = {f.__code__.co_filename for f in functions if hasattr(f, "__code__")}
+    _rejected.pop(definition.__name__, None)
     for filename in files:
         source = "".join(linecache.getlines(filename))
         if source:
             try:
-                reason = violation(definitions(source), f"the cell of {definition.__name__},")
+                tree = definitions(source)
             except SyntaxError:
                 continue
+            reason = violation(tree, f"the cell of {definition.__name__},")
             if reason:
                 _rejected[definition.__name__] = reason
-                return
-    _rejected.pop(definition.__name__, None)
+                return definition
+            return _under_guards(definition, tree, filename)
+    return definition
+
+
+def _under_guards(definition, tree, filename):
+    """``definition`` made anew from its cell's definitions ``tree`` under the grader's run-time
+    guards, in a namespace of the names its cell could use; itself where the guards are not at hand."""
+    try:
+        import guards
+    except ImportError:
+        return definition
+    name = definition.__name__
+
+    def report(construct, _filename, line):
+        _rejected[name] = f"`{construct}` at the cell of {name}, line {line} is not allowed in graded code"
+
+    policy = guards.POLICIES.get(os.path.basename(os.getcwd()), {})
+    namespace = guards.Guards(policy, report, {filename}, sys._getframe).namespace()
+    namespace.update({key: value for key, value in definition.__globals__.items() if not key.startswith("__")
+                      and getattr(value, "__module__", None) not in (__name__, "minigrad.graded_code")})
+    exec(guards.compile_graded(tree, filename), namespace)  # noqa: S102 - the learner's own cell, as grading runs it
+    return namespace.get(name, definition)
 
 
 def without_messages(value):
@@ -107,7 +135,12 @@ def check(name, scenario, *args, message=False):
     """
     if _rejected:
         raise AssertionError(f"not graded:\n{next(iter(_rejected.values()))}")
-    expected, actual = both(scenario, *args)
+    try:
+        expected, actual = both(scenario, *args)
+    except BaseException:  # a run-time guard's denial (guards.Denied), which no ``except Exception`` catches
+        if _rejected:
+            raise AssertionError(f"not graded:\n{next(iter(_rejected.values()))}") from None
+        raise
     if not message:
         expected, actual = without_messages(expected), without_messages(actual)
     if not nearly_equal(actual, expected):

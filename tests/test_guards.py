@@ -129,3 +129,25 @@ def test_an_honest_mistake_is_graded_not_flagged(exercise):
     results = grade(exercise, {PART: wrong})
     assert not all(passed for passed, _ in results.values())
     assert any("AttributeError" in why for _, why in results.values())
+
+
+def test_validate_names_a_denied_construct_as_grading_does(tmp_path):
+    """``graded(...)`` in the plug cells remakes the learner's definitions under the same guards in
+    their kernel (guards.py is staged beside the exercise's minigrad), so Validate says what grading
+    will: the construct, the cell and its line."""
+    import subprocess
+    import sys
+
+    from grader.build import nbgrader_env
+
+    folder = tmp_path / EXERCISE
+    shutil.copytree(ROOT / "solutions" / EXERCISE, folder)
+    path = folder / f"{EXERCISE}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    part = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == PART)
+    part.source = release_saved("import collections\ncollections._sys")
+    nbformat.write(notebook, path)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", path.name], cwd=folder, env=nbgrader_env(ROOT),
+                          capture_output=True, text=True, timeout=300)
+    assert "VALIDATION FAILED" in done.stdout, done.stdout + done.stderr
+    assert "`collections._sys` at the cell of _release_saved, line 3 is not allowed in graded" in done.stdout

@@ -39,8 +39,8 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # `dim` (an int, negative ints, or a tuple) into a tuple of non-negative ints.
 # %% part SumDim
 # %% locked plug-SumDim
+SumDim = graded(SumDim)
 minigrad.ops.SumDim = SumDim
-graded(SumDim)
 # %% tests test-SumDim 1+1
 def sum_graph(lib, shape, dim, keepdim):
     lib.manual_seed(2)
@@ -67,8 +67,8 @@ check("a.sum((-2, -1)): negative dims, counted from the end", sum_graph, (2, 3, 
 # stays differentiable.
 # %% part sum_to
 # %% locked plug-sum_to
+sum_to = graded(sum_to)
 minigrad.broadcast.sum_to = sum_to
-graded(sum_to)
 # %% tests test-sum_to 1+1
 def reduce_to(lib, grad_shape, shape):
     grad = lib.arange(float(torch.Size(grad_shape).numel()), dtype=lib.float64).reshape(grad_shape)
@@ -91,8 +91,8 @@ for grad_shape, shape in [((4, 2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((5,), ()), 
 # torch's engine does), so `backward` needs no shapes.
 # %% part Mul
 # %% locked plug-Mul
+Mul = graded(Mul)
 minigrad.ops.Mul = Mul
-graded(Mul)
 # %% code
 # Try it: compare with torch by hand, e.g.
 # a = minigrad.ones(2, requires_grad=True); y = a * 3; y.grad_fn._saved_other
@@ -164,8 +164,8 @@ check("a * b on DEVICE", mul_on_device)
 # node's own output and gives it back in `backward` as a tensor whose `grad_fn` is this very node.
 # %% part Exp
 # %% locked plug-Exp
+Exp = graded(Exp)
 minigrad.ops.Exp = Exp
-graded(Exp)
 # %% tests test-Exp 1+1
 def exp_graph(lib, shape):
     lib.manual_seed(1)
@@ -202,8 +202,8 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 # `weight.grad` contiguous, as torch does).
 # %% part Mm
 # %% locked plug-Mm
+Mm = graded(Mm)
 minigrad.ops.Mm = Mm
-graded(Mm)
 # %% tests test-Mm 2+1
 def mm_graph(lib, a_shape, b_shape, a_grad, b_grad):
     lib.manual_seed(3)

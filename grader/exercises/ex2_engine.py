@@ -42,8 +42,8 @@ from minigrad.testing import check, graded
 # ## Part 1 — `compute_dependencies`
 # %% part compute_dependencies
 # %% locked plug-compute_dependencies
+compute_dependencies = graded(compute_dependencies)
 minigrad.engine.compute_dependencies = compute_dependencies
-graded(compute_dependencies)
 # %% tests test-dependencies 1+1
 def edge_counts(lib, root):
     """How many edges point at each node below ``root``, by node name: torch's counted by walking its
@@ -88,8 +88,8 @@ check("dependencies of a 20,000-node chain", long_chain_dependencies)
 # ## Part 2 — `backprop`
 # %% part backprop
 # %% locked plug-backprop
+backprop = graded(backprop)
 minigrad.engine.backprop = backprop
-graded(backprop)
 # %% code
 # Try it: x = minigrad.ones(2, requires_grad=True); (x * x).sum().backward(); x.grad
 # %% tests test-seed-004 2+1

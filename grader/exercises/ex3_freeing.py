@@ -41,20 +41,20 @@ from minigrad.testing import check, graded, outcome
 # ## Part 1 — `_release_saved`
 # %% part BackwardFunction._release_saved
 # %% locked plug-release
+_release_saved = graded(_release_saved)
 minigrad.function.BackwardFunction._release_saved = _release_saved
-graded(_release_saved)
 # %% markdown
 # ## Part 2 — `run_node`
 # %% part run_node
 # %% locked plug-run_node
+run_node = graded(run_node)
 minigrad.engine.run_node = run_node
-graded(run_node)
 # %% markdown
 # ## Part 3 — `_unpack`
 # %% part BackwardFunction._unpack
 # %% locked plug-unpack
+_unpack = graded(_unpack)
 minigrad.function.BackwardFunction._unpack = _unpack
-graded(_unpack)
 # %% code
 # Try it: a = minigrad.ones(2, requires_grad=True); y = a * 2; y.sum().backward(); y.sum().backward()
 # %% tests test-second-backward 2+1

@@ -66,24 +66,24 @@ from minigrad.testing import check, graded, outcome
 # ## Part 1 — the version bump: `_mutate`
 # %% part Tensor._mutate
 # %% locked plug-mutate
+_mutate = graded(_mutate)
 Tensor._mutate = _mutate
-graded(_mutate)
 # %% markdown
 # ## Part 2 — the saved-version check: `unpack` and `_raise_modified`
 # %% part SavedTensor.unpack
 # %% locked plug-unpack
+unpack = graded(unpack)
 SavedTensor.unpack = unpack
-graded(unpack)
 # %% part SavedTensor._raise_modified
 # %% locked plug-raise_modified
+_raise_modified = graded(_raise_modified)
 SavedTensor._raise_modified = _raise_modified
-graded(_raise_modified)
 # %% markdown
 # ## Part 3 — the leaf check: `_inplace`
 # %% part Tensor._inplace
 # %% locked plug-inplace
+_inplace = graded(_inplace)
 Tensor._inplace = _inplace
-graded(_inplace)
 # %% code
 # Try it: a = minigrad.ones(2); a.add_(1); a._version   then   w = minigrad.ones(2, requires_grad=True); w.mul_(2)
 # %% tests test-version-bump 2+1

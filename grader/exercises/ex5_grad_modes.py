@@ -66,12 +66,12 @@ def normal_mode():
 # ## Part 1 — entering and leaving a mode
 # %% part _Mode._enter
 # %% locked plug-enter
+_enter = graded(_enter)
 minigrad.grad_mode._Mode._enter = _enter
-graded(_enter)
 # %% part _Mode._exit
 # %% locked plug-exit
+_exit = graded(_exit)
 minigrad.grad_mode._Mode._exit = _exit
-graded(_exit)
 # %% code
 # Try it: x = minigrad.ones(2, requires_grad=True)
 # with minigrad.no_grad():
@@ -215,8 +215,8 @@ check("@set_grad_enabled(False)", as_a_decorator)
 # ## Part 2 — `inference_mode`
 # %% part inference_mode._set
 # %% locked plug-inference_mode
+_set = graded(_set)
 minigrad.grad_mode.inference_mode._set = _set
-graded(_set)
 # %% tests test-inference-mode 2+1
 def inside_inference_mode(lib):
     """Grad mode off, inference mode on; what is made inside is an inference tensor; after the block
@@ -303,8 +303,8 @@ check("inference_mode and version counters", inference_and_versions)
 # ## Part 3 — `detach`
 # %% part Tensor.detach
 # %% locked plug-detach
+detach = graded(detach)
 minigrad.Tensor.detach = detach
-graded(detach)
 # %% tests test-detach 2+1
 def what_detach_gives(lib):
     a = lib.tensor([0.5, 1.0], requires_grad=True)
@@ -444,7 +444,7 @@ def train_step(lib, model, batch, log):
     log["val_loss"].append(val_loss.item())
     ### END SOLUTION
 # %% locked plug-train_step
-graded(train_step)
+train_step = graded(train_step)
 # %% tests test-leak 2+1
 def logged_training(lib, steps, hidden=0):
     """torch runs the fixed loop; minigrad runs your train_step."""

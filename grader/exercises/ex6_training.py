@@ -93,8 +93,8 @@ def accuracy(lib, model, x, y):
 # Never edit `grad` itself in place: it is `param.grad`.
 # %% part SGD._update
 # %% locked plug-SGD-update
+_update = graded(_update)
 minigrad.optim.SGD._update = _update
-graded(_update)
 # %% code
 # Try it: p = minigrad.nn.Parameter(minigrad.ones(2)); p.grad = minigrad.tensor([1.0, 2.0])
 # opt = minigrad.optim.SGD([p], lr=0.1, momentum=0.9); opt.step(); p, opt.state[p]
@@ -218,8 +218,8 @@ check("the gradient is read, not edited (maximize, weight decay)", gradient_unto
 # update — momentum and weight decay move the parameter.
 # %% part Optimizer.zero_grad
 # %% locked plug-zero_grad
+zero_grad = graded(zero_grad)
 minigrad.optim.Optimizer.zero_grad = zero_grad
-graded(zero_grad)
 # %% tests test-zero-grad 2+1
 def zero_grad_then_backward(lib, set_to_none):
     """zero_grad between two backward passes, a reference to the old gradient kept."""
@@ -311,7 +311,7 @@ def fit(model, optimizer, loss_fn, x, y, epochs, batch_size):
     return losses
     ### END SOLUTION
 # %% locked check-fit
-graded(fit)
+fit = graded(fit)
 # %% markdown
 # Now choose the settings: the model `mlp(minigrad)`, trained by your `fit` with
 # `SGD(model.parameters(), lr=LR, momentum=MOMENTUM)`, `EPOCHS` passes in batches of `BATCH_SIZE`,
@@ -419,7 +419,7 @@ def fixed_fit(lib, model, x, y, steps, batch_size):
     return losses
     ### END SOLUTION
 # %% locked check-fixed_fit
-graded(fixed_fit)
+fixed_fit = graded(fixed_fit)
 # %% tests test-fixed 2+1
 def fine_tune(lib, steps, device="cpu"):
     """fixed_fit on the digits in batches of 100: every loss, the sum of each trained parameter (whole

@@ -68,8 +68,8 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # shape `(input elements, output elements)` made like the output (`out._data.new_zeros(...)`).
 # %% part _numerical_jacobians
 # %% locked plug-numerical
+_numerical_jacobians = graded(_numerical_jacobians)
 GRADCHECK._numerical_jacobians = _numerical_jacobians
-graded(_numerical_jacobians)
 # %% markdown
 # ## Part 1b — `_jacobians_from_backward`: the Jacobian from the backward
 #
@@ -84,8 +84,8 @@ graded(_numerical_jacobians)
 # stays zeros). `constant(storage)` wraps a storage tensor as a minigrad tensor that needs no grad.
 # %% part _jacobians_from_backward
 # %% locked plug-backward
+_jacobians_from_backward = graded(_jacobians_from_backward)
 GRADCHECK._jacobians_from_backward = _jacobians_from_backward
-graded(_jacobians_from_backward)
 # %% markdown
 # ## Part 1c — `_check_jacobians`: the verdict
 #
@@ -105,8 +105,8 @@ graded(_jacobians_from_backward)
 # with i and j counted among the outputs and inputs that require grad.
 # %% part _check_jacobians
 # %% locked plug-check
+_check_jacobians = graded(_check_jacobians)
 GRADCHECK._check_jacobians = _check_jacobians
-graded(_check_jacobians)
 # %% code
 # Try it: x = minigrad.randn(3, dtype=minigrad.float64, requires_grad=True)
 # minigrad.autograd.gradcheck(lambda x: x.exp(), (x,))
@@ -338,7 +338,7 @@ check("the error naming output 1 and input 1, word for word", mismatch_named, me
 # broadcast); return one gradient per forward argument — None for `dim`.
 # %% part StableLogSumExp
 # %% locked plug-lse
-graded(StableLogSumExp)
+StableLogSumExp = graded(StableLogSumExp)
 # %% code
 # Try it: x = minigrad.tensor([[1000.0, 1000.0], [float("-inf"), float("-inf")]], requires_grad=True)
 # StableLogSumExp.apply(x, 1)
@@ -439,7 +439,7 @@ check("gradgradcheck: the backward's own backward", lse_checked, (2, 3), 1, True
 # the same estimator.
 # %% part StraightThroughEstimator
 # %% locked plug-ste
-graded(StraightThroughEstimator)
+StraightThroughEstimator = graded(StraightThroughEstimator)
 # %% tests test-ste 2+1
 def quantized(lib, x, num_bits):
     """Yours with minigrad; with torch, the same estimator without a Function: forward q, gradient

@@ -86,26 +86,26 @@ def peak_saved(lib, step):
 # ## Part 1 — `checkpointed_forward`
 # %% part checkpointed_forward
 # %% locked plug-checkpointed_forward
+checkpointed_forward = graded(checkpointed_forward)
 minigrad.utils.checkpoint.checkpointed_forward = checkpointed_forward
-graded(checkpointed_forward)
 # %% markdown
 # ## Part 2 — `_Frame.pack`
 # %% part _Frame.pack
 # %% locked plug-pack
+pack = graded(pack)
 minigrad.utils.checkpoint._Frame.pack = pack
-graded(pack)
 # %% markdown
 # ## Part 3 — `_Frame.unpack`
 # %% part _Frame.unpack
 # %% locked plug-unpack
+unpack = graded(unpack)
 minigrad.utils.checkpoint._Frame.unpack = unpack
-graded(unpack)
 # %% markdown
 # ## Part 4 — `_Frame.recompute`
 # %% part _Frame.recompute
 # %% locked plug-recompute
+recompute = graded(recompute)
 minigrad.utils.checkpoint._Frame.recompute = recompute
-graded(recompute)
 # %% code
 # Try it:
 # x = minigrad.ones(2, requires_grad=True)

@@ -155,7 +155,7 @@ check("rows of one element: (4, 1)", backward_kernel, (4, 1))
 # return it. `backward(ctx, grad)`: `SoftmaxGrad.apply(grad, result)`.
 # %% part Softmax
 # %% locked plug-Softmax
-graded(Softmax)
+Softmax = graded(Softmax)
 # %% code
 # Try it: x = minigrad.randn(2, 5, requires_grad=True); y = Softmax.apply(x); y.sum().backward(); x.grad
 # %% tests test-Softmax 2+2
