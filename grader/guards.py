@@ -103,7 +103,7 @@ autograd (``backward``, ``grad``, hooks), no storage, files, numpy or sharing.""
 
 SEQUENCE_METHODS = "count index"
 MEMBERS = {
-    str: frozenset(name for name in dir(str) if not name.startswith("_")),
+    str: frozenset(name for name in dir(str) if not name.startswith("_") and name not in ("format", "format_map")),
     int: frozenset(name for name in dir(int) if not name.startswith("_")),
     float: frozenset(name for name in dir(float) if not name.startswith("_")),
     bool: frozenset(name for name in dir(bool) if not name.startswith("_")),
@@ -115,7 +115,8 @@ MEMBERS = {
     range: frozenset("start stop step count index".split()),
     slice: frozenset("start stop step indices".split()),
 }
-"""The members graded code may read of plain data's types (str's ``format`` goes through ``_format``)."""
+"""The members graded code may read of plain data's types (a string's ``format`` and ``format_map`` go
+through ``_GuardedFormatter``; ``str.format`` itself is not there)."""
 
 BUILTINS = """
     abs all any bool callable chr dict divmod enumerate filter float format frozenset hash int isinstance
@@ -221,16 +222,17 @@ class Denied(BaseException):
 class Guards:
     """The guard functions for one submission's graded code, from ``policy`` (plain data: the
     exercise's entry of POLICIES); ``report(construct, filename, line)`` is told of each denial
-    before it is raised. ``learner_files`` tells graded code's frames (their file names) apart."""
+    before it is raised. ``learner_files`` tells graded code's frames (their file names) apart.
+    ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now."""
 
-    def __init__(self, policy, report, learner_files, frame):
+    def __init__(self, policy, report, learner_files, frame, aside=None):
         import importlib
 
         import torch
 
         import minigrad
 
-        self._report, self._files, self._frame = report, learner_files, frame
+        self._report, self._files, self._frame, self._aside = report, learner_files, frame, aside
         self._torch, self._minigrad_tensor = torch, minigrad.Tensor
         self._modules = dict(MODULES)
         self._modules["torch"] = COMMON_TORCH | {name for name in policy.get("torch", []) if "." not in name}
@@ -281,18 +283,18 @@ class Guards:
     def getattr(self, obj, name, *default):
         if type(name) is not str:
             self.deny(f"getattr({_describe(obj)}, {_describe(name)})")
+        if name in ("format", "format_map") and type(obj) is str:
+            return self._formatter.bound(obj, name)
         if not self._readable(obj, name):
             self._absent_or_denied(obj, name, default)
             return default[0]
-        if name in ("format", "format_map") and type(obj) is str:
-            return self._formatter.bound(obj, name)
         try:
             value = getattr(obj, name)
         except AttributeError:
             if default:
                 return default[0]
             raise
-        if type(obj).__name__ == "module" and not self._value_from_module(obj, value):
+        if type(obj).__name__ == "module" and not self._value_from_module(obj, value) and not self._standing_aside():
             self.deny(f"{_describe(obj)}.{name}")
         if isinstance(obj, BaseException) and name == "args":
             return tuple(v if type(v) in (str, int, float, bool, type(None)) else str(v) for v in value)
@@ -313,16 +315,22 @@ class Guards:
         import inspect
 
         try:
-            inspect.getattr_static(obj, name)
+            if type(obj) is not super:  # whose attributes getattr_static does not look up along the MRO
+                inspect.getattr_static(obj, name)
         except AttributeError:
             if default:
                 return
             raise AttributeError(f"'{_describe(obj)}' object has no attribute '{name}'") from None
         self.deny(f"{_describe(obj)}.{name}")
 
+    def _standing_aside(self):
+        return self._aside is not None and self._aside()
+
     def _readable(self, obj, name):
         if _is_dunder(name):
             return False
+        if self._standing_aside():
+            return True
         kind = type(obj)
         if kind.__name__ == "module":
             module = obj.__name__
@@ -348,8 +356,8 @@ class Guards:
             return name in ("eps", "max", "min", "tiny", "bits", "resolution", "smallest_normal", "dtype")
         if kind.__module__ == "torch.return_types":
             return name in ("values", "indices")
-        if kind.__name__ == "super":
-            return True
+        if kind is super:  # what a learner's or minigrad's class inherits; not super(torch.Tensor, t)
+            return obj.__thisclass__ in self._learner_classes or self._mine(obj.__thisclass__)
         import collections
 
         if kind in (collections.defaultdict, collections.OrderedDict, collections.Counter):
@@ -380,7 +388,7 @@ class Guards:
         return value in (self._torch.Tensor, self._torch.Size) or kind is self._torch.dtype
 
     def getitem(self, obj, key):
-        if type(obj).__name__ == "module":
+        if type(obj).__name__ == "module" and not self._standing_aside():
             self.deny(f"{_describe(obj)}[...]")
         return obj[key]
 
@@ -390,11 +398,11 @@ class Guards:
 
     def writable(self, obj, name):
         if name is None:  # an item
-            return type(obj) in (list, dict) or isinstance(obj, (self._minigrad_tensor, *self._tensor_types)) \
+            return self._standing_aside() or type(obj) in (list, dict) or isinstance(obj, (self._minigrad_tensor, *self._tensor_types)) \
                 or type(obj).__name__ in ("defaultdict", "OrderedDict", "Counter", "deque")
         if _is_dunder(name) or type(obj).__name__ == "module":
             return False
-        if type(obj) in self._learner_classes:
+        if type(obj) in self._learner_classes or self._standing_aside():
             return True
         if isinstance(obj, self._ctx_types) and not name.startswith("_"):
             return True
@@ -429,7 +437,7 @@ class Guards:
         top = name.split(".")[0]
         allowed = name in self._allowed_imports or (top == "minigrad" and name not in HIDDEN_MINIGRAD) \
             or name in self._modules
-        if level or not allowed:
+        if level or not (allowed or self._standing_aside()):
             self.deny(f"import {name}")
         module = importlib.import_module(name)
         for member in fromlist or ():

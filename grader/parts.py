@@ -159,6 +159,8 @@ def stage(root):
         return
     for target, number in targets:
         stage_package(root / "minigrad", target, number)
-        shutil.copy(root / "grader" / "guards.py", target.parent)  # graded(...) guards Validate as grading does
+        # graded(...) guards Validate as grading does, with the policy of the exercise it is staged for
+        text = (root / "grader" / "guards.py").read_text()
+        (target.parent / "guards.py").write_text(f"{text}\n\nEXERCISE = {target.parent.name!r}  # staged for it\n")
     stamp.parent.mkdir(exist_ok=True)
     stamp.write_text(sources.hexdigest())

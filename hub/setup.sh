@@ -11,7 +11,7 @@
 #   Unix users learner1, learner2, instructor, homes mode 700, passwords in $HUB_PREFIX/passwords
 #   /srv/nbgrader/exchange              nbgrader's exchange, mode 1777 as nbgrader's docs ask
 #   ~instructor/minigrad                the course (sources with solutions, owned by the instructor, who
-#                                       releases every exercise into the exchange)
+#                                       releases the exercises named in HUB_RELEASED into the exchange)
 # Start the hub with hub/start.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +29,15 @@ mkdir -p "$HUB_PREFIX"
 chmod 755 "$HUB_PREFIX"
 venv="$HUB_PREFIX/venv"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-stamp="$venv/.installed-$({ cat pyproject.toml; echo "$TORCH_SPEC"; } | cksum | cut -d' ' -f1)"
+stamp="$venv/.installed-$({ cat pyproject.toml; echo "$TORCH_SPEC"; find minigrad grader/parts.py -name '*.py' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
 if [ ! -e "$stamp" ]; then
   "$venv/bin/python" -c "import torch" 2>/dev/null || "$venv/bin/pip" install -q "$TORCH_SPEC"
-  # not editable, and built from a copy: the users' servers never read this clone, nor pip write into it
+  # not editable, and built from a copy: the users' servers never read this clone, nor pip write into it.
+  # Every user's server reads this minigrad: it holds no learner's part (all are stubs, as in
+  # exercise 1's staged package), so no learner can read a reference answer in it.
   src="$(mktemp -d)"
-  cp -r pyproject.toml README.md minigrad "$src/"
+  cp -r pyproject.toml README.md "$src/"
+  "$python" -c "import sys; from grader.parts import stage_package; stage_package('minigrad', sys.argv[1], 1)" "$src/minigrad"
   "$venv/bin/pip" install -q "$src[course,hub]"
   rm -rf "$src"
   touch "$stamp"
@@ -102,5 +105,16 @@ if [ ! -e "$course/.course/built" ]; then
   as_instructor build > "$HUB_PREFIX/build.log" 2>&1 || { cat "$HUB_PREFIX/build.log" >&2; exit 1; }
   runuser -u "$INSTRUCTOR" -- touch "$course/.course/built"
 fi
-as_instructor release all
+# Exercise N's release holds minigrad with the reference code of exercises 1 to N-1 (its checks need
+# a working engine): release an exercise once the one before it is due. HUB_RELEASED names the
+# exercises released now (default: the first); any other is taken out of the exchange.
+released=" ${HUB_RELEASED:-ex1_ops} "
+for spec in grader/exercises/ex*.py; do
+  exercise="$(basename "$spec" .py)"
+  if [[ "$released" == *" $exercise "* ]]; then
+    as_instructor release "$exercise"
+  else
+    rm -rf "${EXCHANGE:?}/minigrad/outbound/$exercise"
+  fi
+done
 echo "hub/setup.sh: ready; start the hub with hub/start.sh (passwords: $passwords)"

@@ -14,6 +14,7 @@ import minigrad
 from .graded_code import definitions, violation
 
 _rejected = {}  # what ``graded`` found, by the name of the definition
+_with_torch = False  # whether ``both`` is running a scenario with torch (the guards stand aside)
 
 
 def plain(value):
@@ -42,7 +43,13 @@ def outcome(fn, *args):
 
 def both(scenario, *args):
     """Run ``scenario(lib, *args)`` with torch and with minigrad; return (torch's, minigrad's) plain results."""
-    return outcome(scenario, torch, *args), outcome(scenario, minigrad, *args)
+    global _with_torch
+    _with_torch = True
+    try:
+        expected = outcome(scenario, torch, *args)
+    finally:
+        _with_torch = False
+    return expected, outcome(scenario, minigrad, *args)
 
 
 def nearly_equal(actual, expected, rel=1e-6, abs_=1e-9):
@@ -91,13 +98,15 @@ def graded(definition):
             if reason:
                 _rejected[definition.__name__] = reason
                 return definition
-            return _under_guards(definition, tree, filename)
+            return _under_guards(definition, functions, tree, filename)
     return definition
 
 
-def _under_guards(definition, tree, filename):
+def _under_guards(definition, functions, tree, filename):
     """``definition`` made anew from its cell's definitions ``tree`` under the grader's run-time
-    guards, in a namespace of the names its cell could use; itself where the guards are not at hand."""
+    guards, in a namespace of the names its cell could use; itself where the guards are not at hand.
+    While ``check`` runs a scenario with torch, the guards stand aside: grading never hands the
+    learner's code torch's objects (its torch run is the reference's), the learner's kernel does."""
     try:
         import guards
     except ImportError:
@@ -107,9 +116,10 @@ def _under_guards(definition, tree, filename):
     def report(construct, _filename, line):
         _rejected[name] = f"`{construct}` at the cell of {name}, line {line} is not allowed in graded code"
 
-    policy = guards.POLICIES.get(os.path.basename(os.getcwd()), {})
-    namespace = guards.Guards(policy, report, {filename}, sys._getframe).namespace()
-    namespace.update({key: value for key, value in definition.__globals__.items() if not key.startswith("__")
+    policy = guards.POLICIES.get(getattr(guards, "EXERCISE", None), {})
+    namespace = guards.Guards(policy, report, {filename}, sys._getframe, aside=lambda: _with_torch).namespace()
+    cell_globals = next(f.__globals__ for f in functions if hasattr(f, "__globals__"))
+    namespace.update({key: value for key, value in cell_globals.items() if not key.startswith("__")
                       and getattr(value, "__module__", None) not in (__name__, "minigrad.graded_code")})
     exec(guards.compile_graded(tree, filename), namespace)  # noqa: S102 - the learner's own cell, as grading runs it
     return namespace.get(name, definition)

@@ -52,6 +52,9 @@ ATTACKS = {
     "annotation-evaluated": ("import typing\ntyping.get_type_hints(_release_saved)", "typing.get_type_hints", 3),
     "format-reaches-an-attribute": ("'{0._data.untyped_storage}'.format(self._saved[0].tensor)", "Tensor.untyped_storage", 2),
     "format-builds-a-dunder": ("('{0._' + '_class__}').format(1)", "int.__class__", 2),
+    "unbound-format": ("str.format('{0._data.untyped_storage}', self._saved[0].tensor)", "str.format", 2),
+    "super-of-a-torch-class": ("import torch\ntensor = self._saved[0].tensor._data\n"
+                               "super(torch.Tensor, tensor).requires_grad_", "super.requires_grad_", 4),
     # public members that are not safe: files, imports from strings, sharing memory
     "public-serialization": ("import torch\nloader = torch.serialization", "torch.serialization", 3),
     "submodule-import": ("import torch.testing", "import torch.testing", 2),

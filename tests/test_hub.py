@@ -231,6 +231,16 @@ def test_learners_cannot_read_each_others_work_nor_the_instructors_course(hub):
         assert submission.stat().st_uid == home(submission.name.split("+")[0]).stat().st_uid
 
 
+def test_no_learner_can_read_a_reference_answer(hub):
+    """The minigrad every server imports holds stubs only; an exercise not yet released (its package
+    would hold the reference code of the exercises before it) is not in the exchange."""
+    shown = as_user("learner1", "python", "-c", "import inspect, minigrad.function as f; "
+                    "print(inspect.getsource(f.BackwardFunction._release_saved))", cwd=home("learner1")).stdout
+    assert "NotImplementedError" in shown and "_FREED for s in self._saved" not in shown
+    for exercise in ("ex4_versions", "ex9_gpu_kernel"):
+        assert not (EXCHANGE / "minigrad" / "outbound" / exercise).exists()
+
+
 def test_instructor_collects_and_autogrades_both(hub):
     course = home(INSTRUCTOR) / "minigrad"
     as_user(INSTRUCTOR, "python", "-m", "grader", "collect", EXERCISE, cwd=course)
