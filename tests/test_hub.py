@@ -5,7 +5,9 @@ exchange is the shared /srv/nbgrader/exchange; the instructor's course (solution
 the instructor's home. In the browser, learner1 logs in, fetches exercise 3 from the Assignment List,
 types the solution, Validates and Submits; learner2 fetches and Submits it unchanged, and cannot open
 learner1's server. Then, as Unix users: neither learner can read the other's home nor the
-instructor's course, nor list the exchange's inbound; the instructor collects and autogrades both
+instructor's course, nor list the exchange's inbound, nor read a reference answer; learner2 plants a
+submission in learner1's name and one with a link to the solutions; the instructor collects (neither
+plant nor link) and autogrades both
 with the course's CLI: learner1 full marks, learner2 none; logged in, the instructor sees both grades
 in nbgrader's Formgrader. Screenshots in screenshots/hub/. When the hub stops, no process of the
 three users is left running.
@@ -241,9 +243,27 @@ def test_no_learner_can_read_a_reference_answer(hub):
         assert not (EXCHANGE / "minigrad" / "outbound" / exercise).exists()
 
 
+def test_a_learner_can_plant_a_submission_but_collect_takes_neither_it_nor_a_link(hub):
+    """The shared inbound is writable by every learner (nbgrader's exchange). learner2 writes a newer
+    submission in learner1's name, and a newer one of their own holding a link to the instructor's
+    solutions: collect (grader/exchange.py) takes learner1's own submission and copies no link, so
+    the next test's grades are learner1's and learner2's own work."""
+    inbound = EXCHANGE / "minigrad" / "inbound"
+    notebook = home("learner2") / EXERCISE / f"{EXERCISE}.ipynb"
+    solutions = home(INSTRUCTOR) / "minigrad" / "solutions" / EXERCISE / f"{EXERCISE}.ipynb"
+    for name, extra in (("learner1", None), ("learner2", solutions)):
+        folder = inbound / f"{name}+{EXERCISE}+2099-01-01 00:00:00.000000 UTC+planted"
+        as_user("learner2", "mkdir", str(folder))
+        as_user("learner2", "cp", str(notebook), str(folder))
+        if extra:
+            as_user("learner2", "ln", "-s", str(extra), str(folder / "answers.ipynb"))
+        assert folder.stat().st_uid == home("learner2").stat().st_uid
+
+
 def test_instructor_collects_and_autogrades_both(hub):
     course = home(INSTRUCTOR) / "minigrad"
     as_user(INSTRUCTOR, "python", "-m", "grader", "collect", EXERCISE, cwd=course)
+    assert not (course / ".course" / "submitted" / "learner2" / EXERCISE / "answers.ipynb").exists()
     graded = as_user(INSTRUCTOR, "python", "-m", "grader", "autograde", EXERCISE, "--force", cwd=course).stdout
     lines = dict(re.findall(r"^(learner\d): (.*)$", graded, re.M))
     full = re.fullmatch(r"graded (\S+)/(\S+)", lines["learner1"])
