@@ -127,7 +127,7 @@ def _ignore(*args, **kwargs):
 
 def _shareable(name, value):
     """Whether a name a locked cell bound goes into the learner's namespace: not the course's test
-    helpers (``check``, ``outcome``: they run scenarios with torch), not a guard's name."""
+    helpers (``check``, ``outcome``: they run scenarios with torch), nor a dunder."""
     module = value.__name__ if _type(value).__name__ == "module" else getattr(value, "__module__", None)
     return not name.startswith("__") and module not in ("minigrad.testing", "minigrad.graded_code")
 

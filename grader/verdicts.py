@@ -15,7 +15,6 @@ error saying which scenario differs and how, and nbgrader's own SaveAutoGrades t
 Each submission's outcome is one record (``records.py``): the device, each test's verdict, or why
 it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
-import ast
 import fcntl
 import importlib.util
 import json
@@ -85,8 +84,9 @@ class NotGraded(Exception):
     """The learner's code is rejected before it runs: ``reason`` in the learner's words."""
 
 
-class Flagged(NotGraded):
-    """Graded code tried, while it ran, what its run-time guards deny (``guards.py``)."""
+class Flagged(Exception):
+    """Graded code tried, while it ran, what its run-time guards deny (``guards.py``): ``run`` makes
+    it NotGraded, with the cell's number in the learner's notebook."""
 
     def __init__(self, construct, cell, line):
         super().__init__(construct, cell, line)
@@ -113,9 +113,10 @@ def compiled(cells, numbers=None, exercise="", guarded=True):
     solutions, which hands them torch's objects), compiled under run-time guards (``guards.py``)
     with the guard policy of ``exercise``. A cell that does not parse defines nothing, as in a kernel.
 
-    Each cell is (kind, code, text): the text of a solution cell, whose definitions the code is
-    compiled from (line numbers are the learner's), goes with it (Triton compiles a kernel from its source, which it asks ``inspect``
-    for); the text of locked and test cells never does."""
+    Each cell is (kind, code, text): the text of a solution cell's definitions (its other lines
+    blank, so that line numbers are the learner's), which the code is compiled from, goes with it
+    (Triton compiles a kernel from its source, which it asks ``inspect`` for); the text of locked
+    and test cells never does."""
     code = []
     for cell in cells:
         where = f"cell {(numbers or {}).get(cell['id'], 0)}"

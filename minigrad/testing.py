@@ -4,7 +4,6 @@ Used by the test suite, the lessons and the exercises' graded tests.
 """
 import linecache
 import math
-import os
 import sys
 
 import torch
