@@ -2,7 +2,8 @@
 
   python -m grader build [--check]          derive solutions/ and exercises/ from minigrad/
   python -m grader stage                    stage each exercise's minigrad (build outputs, not committed)
-  python -m grader release EXERCISE         put the release into the exchange (learners fetch it)
+  python -m grader release EXERCISE         put the release into the exchange (learners fetch it),
+                                            unless it is there as it is now
   python -m grader release all              release every exercise not released as it is now
   python -m grader collect EXERCISE         take learners' submissions from the exchange
   python -m grader autograde EXERCISE [--workers N]

@@ -58,18 +58,21 @@ def _checked(result, action):
 
 
 def release(exercise, root=ROOT):
-    build.stage(root)  # the release folder is self-contained: the notebook and its staged minigrad
-    _checked(course_api(root).release_assignment(exercise), f"releasing {exercise}")
+    """Put ``exercise`` into the exchange: released anew when its release there is missing or
+    differs from exercises/ (an outdated release is replaced), else left as it is."""
+    release_all(root, [exercise])
 
 
-def release_all(root=ROOT):
-    """Release each exercise whose release in the exchange is missing or differs from exercises/: a
-    learner's own lab (``./run lab``) lists them all in its Assignment List, as after an instructor's release."""
+def release_all(root=ROOT, exercises=None):
+    """Release each exercise (of ``exercises``, else all) whose release in the exchange is missing or
+    differs from exercises/: a learner's own lab (``./run lab``) lists them all in its Assignment
+    List, as after an instructor's release. The release folder is self-contained: the notebook, its
+    staged minigrad and the guards Validate runs."""
     build.stage(root)
     api = course_api(root)
     api.config.ExchangeReleaseAssignment.force = True  # an outdated release is replaced
     outbound = Path(api.config.Exchange.root) / api.coursedir.course_id / "outbound"
-    for exercise in (spec.stem for spec in build.exercise_specs(root)):
+    for exercise in exercises or (spec.stem for spec in build.exercise_specs(root)):
         released = outbound / exercise / f"{exercise}.ipynb"
         current = (Path(root) / "exercises" / exercise / f"{exercise}.ipynb").read_bytes()
         if not released.exists() or released.read_bytes() != current:
