@@ -6,9 +6,9 @@ For each exercise grader/exercises/exN_name.py:
                                       (which also records the exercise in the gradebook)
   {solutions,exercises}/exN_name/minigrad/
                                       the staged package: parts of exercise N and later are stubs
-  {solutions,exercises}/exN_name/guards.py
-                                      the grader's run-time guards, which ``graded(...)`` applies in
-                                      the learner's kernel as grading does
+  {solutions,exercises}/exN_name/{graded_code,guards}.py
+                                      the grader's static check and run-time guards, which
+                                      ``graded(...)`` applies in the learner's kernel as grading does
 
 The notebooks are committed; the staged packages are build outputs (git-ignored), made by
 ``python -m grader stage`` (``./run`` does it, and so do release and autograde).
@@ -86,4 +86,4 @@ def _files(folder):
     """The committed derived files under a folder: not the READMEs (written by hand), nor the staged
     packages (build outputs)."""
     return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in (("minigrad",), ("guards.py",))}
+            and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in (("minigrad",), ("guards.py",), ("graded_code.py",))}

@@ -1,6 +1,6 @@
 """Graded code under run-time guards: what a learner's definitions may reach is decided while they run.
 
-The static check (``minigrad/graded_code.py``) reads the source and names a forbidden construct
+The static check (``graded_code.py``) reads the source and names a forbidden construct
 precisely, but it cannot follow an open-ended graph of attributes (``collections._sys``) nor see which
 strings a library will evaluate. So the grader also compiles a learner's definitions with
 RestrictedPython (``compile_graded``): every attribute read and write, subscript, iteration,
@@ -11,7 +11,7 @@ run time against allowlists:
 - **modules**: only those an exercise needs, each with its members: torch's functions the exercise
   uses (``TORCH``, ``POLICIES``), ``math``, a few of ``collections``, ``functools``, ``heapq``,
   ``itertools``, ``typing`` (not ``get_type_hints``, which evaluates strings), minigrad's modules
-  (not ``minigrad.testing``, ``minigrad.memory``, ``minigrad.graded_code``), Triton's language;
+  (not ``minigrad.testing``, ``minigrad.memory``), Triton's language;
 - **objects**: minigrad's own (tensors, nodes, ctx, saved tensors, version counters, modes) and the
   learner's own classes: any attribute but dunders; values read from a minigrad module must be
   minigrad's own, plain data, or an allowed module or torch type. Every other type has its members
@@ -81,8 +81,8 @@ MODULES = {
 }
 """The modules graded code may import, with the members it may read (None: any public member)."""
 
-HIDDEN_MINIGRAD = ("minigrad.testing", "minigrad.memory", "minigrad.graded_code")
-"""minigrad's modules that are the course's and the grader's, not the engine's: graded code reads nothing of them."""
+HIDDEN_MINIGRAD = ("minigrad.testing", "minigrad.memory")
+"""minigrad's modules that are the course's, not the engine's: graded code reads nothing of them."""
 
 TENSOR_MEMBERS = frozenset("""
     shape dtype device ndim is_cuda is_leaf T mT data layout itemsize nbytes

@@ -6,7 +6,7 @@ grading process per submission (``fork_server``). A grading process runs the che
 and the learner's definitions, and nothing else — torch's side is run by the grader, apart
 (``reference.py``, which runs ``serve`` as ``python reference.py FD``). It reads its cells from
 standard input as code the grader compiled (the grader checked the learner's definitions first, see
-``minigrad/graded_code.py``, and compiled them under run-time guards, ``guards.py``), with the
+``graded_code.py``, and compiled them under run-time guards, ``guards.py``), with the
 exercise's guard policy: no test text, no expected result and no file the grader trusts is ever
 within its reach. The learner's definitions come with their own text, for ``inspect`` to find
 (Triton compiles a kernel from its source). What it saw leaves, check by check, through the pipe
@@ -129,7 +129,7 @@ def _shareable(name, value):
     """Whether a name a locked cell bound goes into the learner's namespace: not the course's test
     helpers (``check``, ``outcome``: they run scenarios with torch), nor a dunder."""
     module = value.__name__ if _type(value).__name__ == "module" else getattr(value, "__module__", None)
-    return not name.startswith("__") and module not in ("minigrad.testing", "minigrad.graded_code")
+    return not name.startswith("__") and module != "minigrad.testing"
 
 
 def _storage_requires_grad(value, tensor_type):

@@ -159,7 +159,9 @@ def stage(root):
         return
     for target, number in targets:
         stage_package(root / "minigrad", target, number)
-        # graded(...) guards Validate as grading does, with the policy of the exercise it is staged for
+        # graded(...) checks Validate as grading does: the grader's static check, and its run-time
+        # guards with the policy of the exercise they are staged for
+        shutil.copy(root / "grader" / "graded_code.py", target.parent)
         text = (root / "grader" / "guards.py").read_text()
         (target.parent / "guards.py").write_text(f"{text}\n\nEXERCISE = {target.parent.name!r}  # staged for it\n")
     stamp.parent.mkdir(exist_ok=True)

@@ -33,10 +33,10 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from minigrad.graded_code import definitions, violation
 from minigrad.testing import nearly_equal, without_messages
 
 from . import forkserver, guards
+from .graded_code import definitions, violation
 from .records import record_path
 from .sandbox import Limits
 

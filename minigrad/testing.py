@@ -10,7 +10,6 @@ import torch
 
 import minigrad
 
-from .graded_code import definitions, violation
 
 _rejected = {}  # what ``graded`` found, by the name of the definition
 _with_torch = False  # whether ``both`` is running a scenario with torch (the guards stand aside)
@@ -21,7 +20,7 @@ def plain(value):
     if isinstance(value, (torch.Tensor, minigrad.Tensor)):
         data = value.detach().cpu() if isinstance(value, torch.Tensor) else value._data.cpu()
         return ("tensor", data.tolist())
-    if hasattr(value, "next_functions") and hasattr(value, "name"):
+    if isinstance(value, (torch.autograd.graph.Node, minigrad.function.Node)):  # exact nodes, no look-alike
         return ("node", value.name())
     if isinstance(value, BaseException):
         return ("error", type(value).__name__, str(value))
@@ -76,12 +75,20 @@ def assert_same(scenario, *args, close=False):
 
 def graded(definition):
     """Check, in the learner's kernel, the cell that defined ``definition`` (a function or class) as
-    grading will, and give it back as grading runs it. First the static check (``graded_code``): a
-    construct grading rejects fails every check after it, so Validate names it before the learner
-    submits. Then, where the grader's run-time guards are at hand (``guards.py``, staged beside each
-    exercise's minigrad), the cell's definitions made anew under them, with the exercise's policy:
-    what they deny while the checks run fails every check after it too, named as grading names it.
-    Grading itself gives the definition back as it is (it compiled it under the guards already)."""
+    grading will, and give it back as grading runs it. The grader's checks are staged beside each
+    exercise's minigrad (``graded_code.py``, ``guards.py``: the grader's, not the engine's); where
+    they are not at hand (a lesson, the test suite), the definition comes back as it is.
+
+    First the static check: a construct grading rejects fails every check after it, so Validate
+    names it before the learner submits. Then the cell's definitions made anew under the run-time
+    guards, with the exercise's policy: what they deny while the checks run fails every check after
+    it too, named as grading names it. Grading itself gives the definition back as it is (it
+    compiled it under the guards already)."""
+    try:
+        import graded_code
+        import guards
+    except ImportError:
+        return definition
     functions = [definition] if hasattr(definition, "__code__") else [
         getattr(member, "__func__", member) for member in vars(definition).values()]
     files = {f.__code__.co_filename for f in functions if hasattr(f, "__code__")}
@@ -90,26 +97,22 @@ def graded(definition):
         source = "".join(linecache.getlines(filename))
         if source:
             try:
-                tree = definitions(source)
+                tree = graded_code.definitions(source)
             except SyntaxError:
                 continue
-            reason = violation(tree, f"the cell of {definition.__name__},")
+            reason = graded_code.violation(tree, f"the cell of {definition.__name__},")
             if reason:
                 _rejected[definition.__name__] = reason
                 return definition
-            return _under_guards(definition, functions, tree, filename)
+            return _under_guards(guards, definition, functions, tree, filename)
     return definition
 
 
-def _under_guards(definition, functions, tree, filename):
+def _under_guards(guards, definition, functions, tree, filename):
     """``definition`` made anew from its cell's definitions ``tree`` under the grader's run-time
-    guards, in a namespace of the names its cell could use; itself where the guards are not at hand.
-    While ``check`` runs a scenario with torch, the guards stand aside: grading never hands the
-    learner's code torch's objects (its torch run is the reference's), the learner's kernel does."""
-    try:
-        import guards
-    except ImportError:
-        return definition
+    guards, in a namespace of the names its cell could use. While ``check`` runs a scenario with
+    torch, the guards stand aside: grading never hands the learner's code torch's objects (its torch
+    run is the reference's), the learner's kernel does."""
     name = definition.__name__
 
     def report(construct, _filename, line):
@@ -118,8 +121,8 @@ def _under_guards(definition, functions, tree, filename):
     policy = guards.POLICIES.get(getattr(guards, "EXERCISE", None), {})
     namespace = guards.Guards(policy, report, {filename}, sys._getframe, aside=lambda: _with_torch).namespace()
     cell_globals = next(f.__globals__ for f in functions if hasattr(f, "__globals__"))
-    namespace.update({key: value for key, value in cell_globals.items() if not key.startswith("__")
-                      and getattr(value, "__module__", None) not in (__name__, "minigrad.graded_code")})
+    namespace.update({key: value for key, value in cell_globals.items()
+                      if not key.startswith("__") and getattr(value, "__module__", None) != __name__})
     exec(guards.compile_graded(tree, filename), namespace)  # noqa: S102 - the learner's own cell, as grading runs it
     return namespace.get(name, definition)
 

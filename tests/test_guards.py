@@ -1,5 +1,5 @@
 """Graded code under run-time guards (grader/guards.py): one submission per attack class, each written
-so that the static check (minigrad/graded_code.py) lets it through, each ending "not graded" with
+so that the static check (grader/graded_code.py) lets it through, each ending "not graded" with
 the construct, the cell and the line it was tried at — and the honest submissions keep their grades.
 
 Each hostile body runs inside exercise 3's ``_release_saved`` (grading runs the learner's
@@ -12,7 +12,7 @@ import pytest
 
 from grader import verdicts
 from grader.build import ROOT
-from minigrad.graded_code import definitions, violation
+from grader.graded_code import definitions, violation
 
 EXERCISE = "ex3_freeing"
 PART = "BackwardFunction-_release_saved"

@@ -8,7 +8,7 @@ import pytest
 
 from grader import verdicts
 from grader.build import ROOT
-from minigrad.graded_code import definitions, violation
+from grader.graded_code import definitions, violation
 
 FOLDER = ROOT / "solutions" / "ex3_freeing"  # its staged minigrad is what the runs import
 
