@@ -9,7 +9,7 @@ and the guards (``Guards``, built in the grading process from the exercise's ``p
 run time against allowlists:
 
 - **modules**: only those an exercise needs, each with its members: torch's functions the exercise
-  uses (``TORCH``, ``POLICIES``), ``math``, a few of ``collections``, ``functools``, ``heapq``,
+  uses (``COMMON_TORCH``, ``POLICIES``), ``math``, a few of ``collections``, ``functools``, ``heapq``,
   ``itertools``, ``typing`` (not ``get_type_hints``, which evaluates strings), minigrad's modules
   (not ``minigrad.testing``, ``minigrad.memory``), Triton's language;
 - **objects**: minigrad's own (tensors, nodes, ctx, saved tensors, version counters, modes) and the
@@ -101,14 +101,13 @@ TENSOR_MEMBERS = frozenset("""
 """What graded code may use of a torch tensor (minigrad's storage): its values, shape and math; no
 autograd (``backward``, ``grad``, hooks), no storage, files, numpy or sharing."""
 
-SEQUENCE_METHODS = "count index"
 MEMBERS = {
     str: frozenset(name for name in dir(str) if not name.startswith("_") and name not in ("format", "format_map")),
     int: frozenset(name for name in dir(int) if not name.startswith("_")),
     float: frozenset(name for name in dir(float) if not name.startswith("_")),
     bool: frozenset(name for name in dir(bool) if not name.startswith("_")),
     list: frozenset(name for name in dir(list) if not name.startswith("_")),
-    tuple: frozenset(SEQUENCE_METHODS.split()),
+    tuple: frozenset(("count", "index")),
     dict: frozenset(name for name in dir(dict) if not name.startswith("_")),
     set: frozenset(name for name in dir(set) if not name.startswith("_")),
     frozenset: frozenset(name for name in dir(frozenset) if not name.startswith("_")),
@@ -125,7 +124,7 @@ BUILTINS = """
     ArithmeticError AssertionError AttributeError Exception IndexError KeyError LookupError NotImplementedError
     OverflowError RuntimeError StopIteration TypeError ValueError ZeroDivisionError NotImplemented Ellipsis
 """.split()
-"""The builtins graded code may use, besides ``getattr`` and ``hasattr`` (guarded) and ``print`` (collected)."""
+"""The builtins graded code may use, besides ``getattr`` and ``hasattr`` (guarded) and ``print`` (``_Print``)."""
 
 GUARD_NAME = re.compile(r"^_.*_$|^_print$|^_tmp")
 """Names the guards and RestrictedPython's rewriting use: graded code may not bind them."""
