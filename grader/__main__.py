@@ -33,7 +33,7 @@ def main(argv=None):
         command.add_argument("exercise")
         if name == "autograde":
             command.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-            command.add_argument("--force", action="store_true", help="grade again what was graded already")
+            command.add_argument("--force", action="store_true", help="grade every submission again, not only those without an outcome or whose grading failed")
             command.add_argument("--no-sandbox", action="store_true",
                                  help="run student code with the grader's rights (when the sandbox cannot be set up)")
         if name == "export":
@@ -50,8 +50,10 @@ def main(argv=None):
 
     if args.command == "release" and args.exercise == "all":
         workflow.release_all()
-    elif args.command in ("release", "collect", "feedback"):
-        getattr(workflow, args.command)(args.exercise)
+    elif args.command == "release":
+        workflow.release(args.exercise)
+    elif args.command in ("collect", "feedback"):
+        print(getattr(workflow, args.command)(args.exercise))
     elif args.command == "autograde":
         from .sandbox import SandboxUnavailable
 

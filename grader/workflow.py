@@ -80,7 +80,10 @@ def release_all(root=ROOT, exercises=None):
 
 
 def collect(exercise, root=ROOT):
-    _checked(course_api(root).collect(exercise), f"collecting {exercise}")
+    """Take the learners' submissions from the exchange; says how many were new or newer."""
+    log = _checked(course_api(root).collect(exercise), f"collecting {exercise}").get("log") or ""
+    new, updated = log.count("Collecting submission:"), log.count("Updating submission:")
+    return f"collected {new + updated} submission{'' if new + updated == 1 else 's'} of {exercise} ({new} new, {updated} updated)"
 
 
 # --- outcomes ----------------------------------------------------------------------------------
@@ -152,6 +155,9 @@ def _autograde_one(root, exercise, student, sandbox):
     return f"autograde failed: {_error_line(log)} (nbgrader's log: {saved.relative_to(api.coursedir.root)})"
 
 
+SETUP_FAILURES = ("autograde failed:", "grader error:")
+"""How the reasons begin that are the grader's failures, not the learner's: a plain rerun grades those again."""
+
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -182,8 +188,9 @@ def _error_line(log):
 def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, force=False):
     """Grade every submitted folder of ``exercise``; each ends graded or not graded with a reason.
 
-    A rerun grades only the submissions without an outcome yet (after a crash, say), or all of them
-    with ``force``. Learner code runs in the sandbox; when it cannot be set up, grading refuses
+    A rerun grades only the submissions without an outcome yet (after a crash, say) or whose outcome
+    is the grader's own failure ("autograde failed", "grader error": a setup fixed since), or all of
+    them with ``force``. Learner code runs in the sandbox; when it cannot be set up, grading refuses
     (SandboxUnavailable) unless ``sandbox=False``."""
     if sandbox:
         from .sandbox import SandboxUnavailable, check_available
@@ -194,7 +201,8 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
     build.stage(root)  # nbgrader puts the source folder's staged minigrad beside each submission
     api = course_api(root, sandbox)
     submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
-    finished = set() if force else set(outcomes(exercise, root))
+    finished = set() if force else {student for student, reason in outcomes(exercise, root).items()
+                                     if not (reason or "").startswith(SETUP_FAILURES)}
     students = [student for student in submitted_students(api, exercise) if student not in finished]
     notebooks = expected_notebooks(api, exercise)
     pending = {}
@@ -300,5 +308,10 @@ def status(exercise, root=ROOT):
 
 
 def feedback(exercise, root=ROOT):
-    _checked(course_api(root).generate_feedback(exercise), f"generating feedback for {exercise}")
+    """Write the feedback of every graded submission; says for how many, and where."""
+    api = course_api(root)
+    _checked(api.generate_feedback(exercise), f"generating feedback for {exercise}")
+    folder = Path(api.coursedir.root) / api.coursedir.feedback_directory
+    written = sorted(path.parent.name for path in folder.glob(f"*/{exercise}"))
+    return f"wrote feedback for {len(written)} submission{'' if len(written) == 1 else 's'} of {exercise} in {folder}"
 

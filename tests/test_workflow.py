@@ -90,10 +90,14 @@ def course(tmp_path_factory):
     inbound = root / ".course" / "exchange" / "minigrad" / "inbound"
     next(inbound.glob("ivy+*")).joinpath("answers.ipynb").symlink_to(root / "solutions" / EXERCISE / f"{EXERCISE}.ipynb")
     _learner(root, PLANTED, lambda folder: _solve(folder, root))  # submitted by this test's account, in the name of another account
-    workflow.collect(EXERCISE, root=root)
-    lines = []
+    lines = [workflow.collect(EXERCISE, root=root)]
     workflow.autograde(EXERCISE, workers=2, root=root, progress=lines.append, sandbox=check_available() is None)
     return root, lines
+
+
+def test_collect_says_what_it_took(course):
+    _, lines = course
+    assert lines[0] == f"collected 9 submissions of {EXERCISE} (9 new, 0 updated)"
 
 
 PLANTED = "nobody"  # an account of this machine (Debian's), that the tests do not run as
@@ -142,7 +146,9 @@ def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
 
 def test_feedback_shows_hidden_tests_only_as_passed_or_failed(course):
     root, _ = course
-    workflow.feedback(EXERCISE, root=root)
+    said = workflow.feedback(EXERCISE, root=root)
+    written = sorted(path.parent.name for path in (root / ".course" / "feedback").glob(f"*/{EXERCISE}"))
+    assert "ada" in written and said.startswith(f"wrote feedback for {len(written)} submissions of {EXERCISE} in ")
     html = (root / ".course" / "feedback" / "ada" / EXERCISE / f"{EXERCISE}.html").read_text()
     assert "hidden test — passed — 1/1 points" in html
     assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
@@ -159,6 +165,20 @@ def test_a_failing_visible_check_reaches_the_learner_in_full(course):
     assert "torch did:" in html and "minigrad did:" in html
     assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html
+
+
+def test_a_plain_rerun_grades_again_what_the_grader_failed_and_nothing_else(course):
+    """A submission whose outcome is the grader's own failure (a setup step missing then, say) is
+    graded by a plain rerun; one graded, or not graded for the learner's reason, is left as it is."""
+    root, _ = course
+    api = workflow.course_api(root)
+    workflow._record(api, EXERCISE, "ada", "autograde failed: MissingEntry: No such assignment: ex3_freeing")
+    before = workflow.outcomes(EXERCISE, root=root)
+    lines = []
+    after = workflow.autograde(EXERCISE, root=root, progress=lines.append, sandbox=check_available() is None)
+    assert after["ada"] is None and {s: r for s, r in after.items() if s != "ada"} == \
+        {s: r for s, r in before.items() if s != "ada"}
+    assert lines == [f"autograde {EXERCISE}: 1/1 done, ETA 0 s"]
 
 
 def test_the_grader_works_without_an_activated_venv(tmp_path, monkeypatch):
