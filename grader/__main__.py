@@ -2,6 +2,8 @@
 
   python -m grader build [--check]          derive solutions/ and exercises/ from minigrad/
   python -m grader stage                    stage each exercise's minigrad (build outputs, not committed)
+  python -m grader register                 record in the gradebook each exercise it does not know yet
+                                            (collect, autograde and ./run lab --instructor do it)
   python -m grader release EXERCISE         put the release into the exchange (learners fetch it),
                                             unless it is there as it is now
   python -m grader release all              release every exercise not released as it is now
@@ -28,6 +30,7 @@ def main(argv=None):
     build_parser = commands.add_parser("build", help="derive solutions/ and exercises/ from minigrad/ and the specs")
     build_parser.add_argument("--check", action="store_true", help="fail if a committed derived file is stale")
     commands.add_parser("stage", help="stage each exercise's minigrad into solutions/ and exercises/")
+    commands.add_parser("register", help="record in the gradebook every exercise it does not know yet")
     for name in EXERCISE_COMMANDS:
         command = commands.add_parser(name)
         command.add_argument("exercise")
@@ -48,7 +51,10 @@ def main(argv=None):
         return 0
     from . import workflow
 
-    if args.command == "release" and args.exercise == "all":
+    if args.command == "register":
+        recorded = workflow.register()
+        print(f"recorded in the gradebook: {', '.join(recorded)}" if recorded else "the gradebook knows every exercise")
+    elif args.command == "release" and args.exercise == "all":
         workflow.release_all()
     elif args.command == "release":
         workflow.release(args.exercise)

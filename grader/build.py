@@ -48,10 +48,16 @@ def build(root=ROOT):
         name = spec.stem
         source = root / "solutions" / name
         nbformat.write(build_notebook(spec.read_text(), parts), source / f"{name}.ipynb")
-        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force",
-                        "--log-level=WARN"], cwd=root, env=nbgrader_env(root), check=True)
-        for notebook_path in (root / "exercises" / name).glob("*.ipynb"):
-            _fix_cell_ids(notebook_path)
+        generate(root, name)
+
+
+def generate(root, name):
+    """nbgrader's generate_assignment of exercise ``name``: its release in exercises/, and its
+    notebooks, cells and points in the gradebook (which autograde and Formgrader read)."""
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force", "--log-level=WARN"],
+                   cwd=root, env=nbgrader_env(root), check=True)
+    for notebook_path in (root / "exercises" / name).glob("*.ipynb"):
+        _fix_cell_ids(notebook_path)
 
 
 def _fix_cell_ids(path):

@@ -79,8 +79,29 @@ def release_all(root=ROOT, exercises=None):
             _checked(api.release_assignment(exercise), f"releasing {exercise}")
 
 
+def register(root=ROOT):
+    """Record in the gradebook each exercise it does not know yet (a fresh clone's, whose gradebook
+    is new): nbgrader's autograde, and Formgrader's, grade only what generate_assignment recorded.
+    Returns the exercises it recorded."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    api = course_api(root)
+    missing = []
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
+        for exercise in (spec.stem for spec in build.exercise_specs(root)):
+            try:
+                gradebook.find_assignment(exercise)
+            except MissingEntry:
+                missing.append(exercise)
+    for exercise in missing:
+        build.generate(Path(root), exercise)
+    build.stage(root)  # generate_assignment replaced the release folder, staged package included
+    return missing
+
+
 def collect(exercise, root=ROOT):
     """Take the learners' submissions from the exchange; says how many were new or newer."""
+    register(root)
     log = _checked(course_api(root).collect(exercise), f"collecting {exercise}").get("log") or ""
     new, updated = log.count("Collecting submission:"), log.count("Updating submission:")
     return f"collected {new + updated} submission{'' if new + updated == 1 else 's'} of {exercise} ({new} new, {updated} updated)"
@@ -198,7 +219,7 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
         reason = check_available()
         if reason:
             raise SandboxUnavailable(f"cannot sandbox student code: {reason} (or grade with --no-sandbox)")
-    build.stage(root)  # nbgrader puts the source folder's staged minigrad beside each submission
+    register(root)  # and stages: nbgrader puts the source folder's staged minigrad beside each submission
     api = course_api(root, sandbox)
     submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
     finished = set() if force else {student for student, reason in outcomes(exercise, root).items()
