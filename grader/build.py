@@ -54,7 +54,7 @@ def build(root=ROOT):
 def generate(root, name):
     """nbgrader's generate_assignment of exercise ``name``: its release in exercises/, and its
     notebooks, cells and points in the gradebook (which autograde and Formgrader read)."""
-    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force", "--log-level=WARN"],
+    subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", name, "--force", "--log-level=ERROR"],
                    cwd=root, env=nbgrader_env(root), check=True)
     for notebook_path in (root / "exercises" / name).glob("*.ipynb"):
         _fix_cell_ids(notebook_path)
