@@ -179,6 +179,8 @@ class MemoryCgroup:
                     with open(swap, "w") as file:
                         file.write(str(limit) if version == 1 else "0")
             except OSError:
+                if os.path.isdir(path):
+                    os.rmdir(path)
                 continue
             return cls(path, version)
         return None

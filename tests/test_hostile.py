@@ -440,6 +440,25 @@ def test_an_engine_that_lets_torch_autograd_do_the_work_is_stopped(tmp_path):
                                   "(flagged: tried while it ran)")
 
 
+def test_storage_that_requires_grad_fails_the_checks_saying_why(tmp_path):
+    """What the guards let through (a factory's ``requires_grad=True``) still cannot hand minigrad's
+    work to torch: a Mul whose storage requires grad fails the checks it takes part in, saying why."""
+    from grader import verdicts
+
+    folder = tmp_path / "ex1_ops"
+    shutil.copytree(ROOT / "solutions" / "ex1_ops", folder)
+    source = nbformat.read(folder / "ex1_ops.ipynb", as_version=4)
+    reference = verdicts.solution_cells(source, without_markers=True)
+    product = "return a._data * b._data"
+    assert reference["Mul"].count(product) == 1
+    leaking = reference["Mul"].replace(product, "out = torch.empty_like(a._data * b._data, requires_grad=True)\n"
+                                                "        out.copy_(a._data * b._data)\n        return out")
+    expected = verdicts.expected_results(folder, "ex1_ops.ipynb", tmp_path / "expected.json")
+    actual = verdicts.run(folder, verdicts.plan(source, {**reference, "Mul": leaking}), "minigrad")
+    passed, why = verdicts.compare(expected, actual)["test-Mul-saved"]
+    assert not passed and "storage requires grad" in why
+
+
 def exp_by_torch(reference, how):
     """The reference Exp, its backward asking torch's autograd (``how``) on a private leaf."""
     return reference.replace("ctx.save_for_backward(result)", "ctx.save_for_backward(result)\n        ctx.source = a._data") \
