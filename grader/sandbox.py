@@ -11,6 +11,14 @@ other submission, no gradebook. It has no network: a fresh network namespace hol
 loopback, so even 127.0.0.1 reaches nothing of the host's. It has its own PID, IPC and UTS
 namespaces, /proc and /dev are read-only, and it dies with the process that started it.
 
+On a machine with an NVIDIA GPU the sandbox also holds what CUDA needs to start, and nothing more
+(``Gpu``): the device nodes, /sys read-only, a /proc left writable (remounted read-only, CUDA
+finds no device; its files stay the unprivileged uid's own, /proc/sys root's), the folders of the
+driver's ``libcuda.so.1`` where they lie outside /usr (on ``LD_LIBRARY_PATH``, and named to
+Triton, which looks for it with ``ldconfig -p``), and RLIMIT_DATA in place of RLIMIT_AS: CUDA
+reserves far more address space than 4 GiB at its start (inaccessible mappings, which
+RLIMIT_DATA does not count), so RLIMIT_AS fails its initialisation.
+
 It runs as an unprivileged uid with every capability dropped: run by root (CI containers, this VM),
 the command drops to a uid no account uses, fresh for each sandbox (``setpriv --reuid``), which owns
 the working folder (``wrap`` hands it over) and nothing else; run by a normal user, bwrap makes a
@@ -62,7 +70,7 @@ class Limits:
     The defaults leave about 3x the memory and 6x the threads, and 24x the CPU time (slow CI
     machines; nbgrader's per-cell wall-clock timeout still applies)."""
     cpu_seconds: int = 120        # RLIMIT_CPU, soft (SIGXCPU); the hard limit (SIGKILL) is 1 s later
-    memory_bytes: int = 4 * GiB   # RLIMIT_AS, per process
+    memory_bytes: int = 4 * GiB   # RLIMIT_AS (on a GPU machine RLIMIT_DATA), per process
     processes: int = 64           # RLIMIT_NPROC: processes and threads of the sandbox together
     file_bytes: int = 64 * MiB    # RLIMIT_FSIZE; also the size of the private /tmp and of /dev/shm
 
@@ -95,7 +103,7 @@ def check_available():
     return None
 
 
-def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, cgroup=None):
+def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, cgroup=None, gpu=None):
     """The command that runs ``argv`` in the sandbox, in ``workdir`` (which must exist; run as root,
     this hands it to the sandbox's uid), seeing ``readonly`` paths besides the system and this Python.
 
@@ -103,8 +111,10 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, c
     else of the caller's environment goes in. ``private``: the working folder is a fresh tmpfs of
     ``limits.file_bytes`` at ``workdir``'s path, as /tmp is (what is written there never reaches the
     host's disk, and cannot outgrow it), not ``workdir`` itself. ``cgroup``: a ``MemoryCgroup`` the
-    sandbox's processes join before it starts, which bounds their memory together."""
+    sandbox's processes join before it starts, which bounds their memory together. ``gpu``: what
+    CUDA needs (default: this machine's, ``Gpu.here()``)."""
     workdir = os.path.realpath(workdir)
+    gpu = Gpu.here() if gpu is None else gpu
     command = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     for path in SYSTEM:
@@ -112,12 +122,12 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, c
             command += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             command += ["--ro-bind", path, path]
-    command += ["--dev", "/dev", *_gpu_devices(),
+    command += ["--dev", "/dev", *gpu.devices(),
                 "--size", str(limits.file_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-                "--proc", "/proc", "--remount-ro", "/proc",
+                "--proc", "/proc", *([] if gpu.nodes else ["--remount-ro", "/proc"]),
                 "--perms", "1777", "--size", str(limits.file_bytes), "--tmpfs", "/tmp"]
     folders, links = _python_paths()
-    for path in [*folders, *map(os.path.realpath, readonly)]:  # after /tmp: a virtual environment may lie there
+    for path in [*folders, *gpu.folders(), *map(os.path.realpath, readonly)]:  # after /tmp: a virtual environment may lie there
         command += [*_parents(path), "--ro-bind", path, path]
     for path, target in links.items():
         command += [*_parents(path), "--symlink", target, path]
@@ -127,7 +137,7 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, c
         command += [*_parents(workdir), "--bind", workdir, workdir]
     variables = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                  "LANG": "C.UTF-8", "USER": "student", "LOGNAME": "student",
-                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
+                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **gpu.variables(), **(env or {})}
     command += ["--clearenv", "--chdir", workdir]
     for name, value in variables.items():
         command += ["--setenv", name, str(value)]
@@ -143,7 +153,8 @@ def wrap(argv, workdir, limits=Limits(), readonly=(), env=None, private=False, c
                     "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
     else:
         command += ["--unshare-user", "--disable-userns", "--"]
-    command += ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}", f"--as={limits.memory_bytes}",
+    memory = f"--data={limits.memory_bytes}" if gpu.nodes else f"--as={limits.memory_bytes}"
+    command += ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}", memory,
                 f"--nproc={limits.processes}", f"--fsize={limits.file_bytes}", "--core=0", "--msgqueue=0", "--", *argv]
     if cgroup is not None:  # join it first (0: the writing process), then become bwrap: every process inside is in it
         command = ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup.procs, *command]
@@ -225,11 +236,50 @@ def _parents(path):
     return parents
 
 
-def _gpu_devices():
-    """NVIDIA's device nodes, when the machine has them: tests marked for the GPU run on it. CUDA's
-    driver also reads the devices' description in /sys (read-only), which only then is bound."""
-    nodes = sorted(glob.glob("/dev/nvidia*"))
-    return [arg for path in nodes for arg in ("--dev-bind", path, path)] + (["--ro-bind", "/sys", "/sys"] if nodes else [])
+@dataclass(frozen=True)
+class Gpu:
+    """What CUDA needs in the sandbox: NVIDIA's device nodes (none: no GPU, and the sandbox gets
+    nothing of this), and the folders that hold the driver's ``libcuda.so.1``."""
+    nodes: tuple = ()
+    libraries: tuple = ()
+
+    @classmethod
+    @functools.cache
+    def here(cls):
+        nodes = tuple(sorted(glob.glob("/dev/nvidia*")))
+        if not nodes:
+            return cls()
+        try:
+            cache = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
+        except OSError:
+            cache = ""
+        return cls(nodes, libcuda_folders(cache, os.environ.get("LD_LIBRARY_PATH", "")))
+
+    def devices(self):
+        """bwrap's arguments for the device nodes, and /sys read-only (CUDA reads the devices'
+        description there)."""
+        if not self.nodes:
+            return []
+        return [*(arg for path in self.nodes for arg in ("--dev-bind", path, path)), "--ro-bind", "/sys", "/sys"]
+
+    def folders(self):
+        """The driver's folders the sandbox must be given read-only: those outside the system's."""
+        return [path for path in self.libraries if not any(path == top or path.startswith(top + "/") for top in SYSTEM)]
+
+    def variables(self):
+        """Where the driver's library is, for the dynamic linker and for Triton."""
+        if not self.libraries:
+            return {}
+        return {"LD_LIBRARY_PATH": ":".join(self.libraries), "TRITON_LIBCUDA_PATH": self.libraries[0]}
+
+
+def libcuda_folders(ldconfig_cache, ld_library_path):
+    """The folders that hold ``libcuda.so.1``, from the dynamic linker's cache (``ldconfig -p``)
+    and from ``LD_LIBRARY_PATH``, in that order, each once (its real path)."""
+    cached = [line.split(" => ")[-1].strip() for line in ldconfig_cache.splitlines() if "libcuda.so.1 " in line]
+    listed = [os.path.join(folder, "libcuda.so.1") for folder in ld_library_path.split(":") if folder]
+    return tuple(dict.fromkeys(os.path.realpath(os.path.dirname(path)) for path in cached + listed
+                               if os.path.exists(path)))
 
 
 def _python_paths():

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 import nbformat
-import torch
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
@@ -36,6 +35,7 @@ from traitlets import Bool, Integer, Unicode
 from minigrad.testing import nearly_equal, without_messages
 
 from . import forkserver, guards
+from .devices import grading_device
 from .graded_code import definitions, violation
 from .records import record_path
 from .sandbox import Limits
@@ -165,9 +165,9 @@ def unmet_requirements(source_notebook):
     return None
 
 
-def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None, numbers=None):
+def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None, numbers=None, environment=None):
     """Run ``cells`` with ``library`` ("torch": the reference, in ``folder``, in a process of its
-    own; "minigrad": the learner's, by this process's grading server (``forkserver``), with only
+    own, with ``environment`` added to this one's; "minigrad": the learner's, by this process's grading server (``forkserver``), with only
     ``folder``'s staged minigrad and the harness to import, and an empty working folder, in the
     sandbox when ``sandboxed``).
     Returns {test id: {"checks": [[name, seen, message], ...], "error": text or None}}. Raises NotGraded when
@@ -175,7 +175,7 @@ def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None,
     ``budget`` seconds or RESULTS_BUDGET bytes, the process dies, or it sends what is not a result."""
     payload = compiled(cells, numbers, Path(folder).name, guarded=library != "torch")
     if library == "torch":
-        return _reference(folder, payload, cells)
+        return _reference(folder, payload, cells, environment or {})
     for fresh in (False, True):
         server = forkserver.server(folder, sandboxed)
         try:
@@ -211,14 +211,14 @@ def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None,
     return results
 
 
-def _reference(folder, payload, cells):
+def _reference(folder, payload, cells, environment):
     """torch's run with the reference solutions: a plain process, in the exercise's source folder."""
     cells_read, cells_write = os.pipe()
     results_read, results_write = os.pipe()
     try:
         process = subprocess.Popen([sys.executable, "-B", str(REFERENCE), str(results_write)], cwd=folder,
                                    stdin=cells_read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   pass_fds=(results_write,), start_new_session=True)
+                                   pass_fds=(results_write,), start_new_session=True, env={**os.environ, **environment})
     finally:
         os.close(cells_read)
         os.close(results_write)
@@ -333,11 +333,12 @@ def compare(expected, actual):
     return verdicts
 
 
-def expected_results(source_folder, notebook_name, cache):
-    """What torch gives with the reference solutions (no learner code involved), cached in ``cache``.
-    Grading workers ask at once: the first computes them, holding a lock the others wait on."""
+def expected_results(source_folder, notebook_name, cache, device):
+    """What torch gives with the reference solutions (no learner code involved) on ``device``
+    (``devices.Device``), cached in ``cache``. Grading workers ask at once: the first computes
+    them, holding a lock the others wait on."""
     source_path = source_folder / notebook_name
-    stamp = f"{RESULTS_FORMAT}:{source_path.stat().st_mtime_ns}:{source_path.stat().st_size}"
+    stamp = f"{RESULTS_FORMAT}:{device.name}:{source_path.stat().st_mtime_ns}:{source_path.stat().st_size}"
     cache.parent.mkdir(parents=True, exist_ok=True)
     with open(cache.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -346,16 +347,10 @@ def expected_results(source_folder, notebook_name, cache):
             if cached.get("stamp") == stamp:
                 return cached["results"]
         source = nbformat.read(source_path, as_version=4)
-        results = run(source_folder, plan(source, solution_cells(source, without_markers=True)), "torch")
+        results = run(source_folder, plan(source, solution_cells(source, without_markers=True)), "torch",
+                      environment=device.environment())
         cache.write_text(json.dumps({"stamp": stamp, "results": results}))
     return results
-
-
-def device_description():
-    """Which device the checks ran on: tests use ``DEVICE`` (the setup cell's), CUDA when there is one."""
-    if torch.cuda.is_available():
-        return f"CUDA ({torch.cuda.get_device_name(0)})"
-    return "CPU (no CUDA device on the grading machine)"
 
 
 STOPPED = {
@@ -387,7 +382,8 @@ class VerdictExecute(NbGraderPreprocessor):
         source = nbformat.read(source_folder / f"{name}.ipynb", as_version=4)
         index = {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
         numbers = {grade_id: i + 1 for grade_id, i in index.items()}
-        record = {"device": device_description(), "not_graded": None, "tests": {}}
+        device = grading_device(self._sandboxed())
+        record = {"device": device.description, "not_graded": None, "tests": {}}
         path = record_path(root, exercise, resources["nbgrader"]["student"])
         path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -399,7 +395,8 @@ class VerdictExecute(NbGraderPreprocessor):
         unmet = unmet_requirements(source)  # before torch's run, whose results would be cached
         if unmet:
             not_graded(unmet)
-        expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json")
+        expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json",
+                                    device)
         try:
             actual, start = {}, time.monotonic()
             for cells in apart(plan(source, solution_cells(nb))):

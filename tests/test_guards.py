@@ -12,6 +12,7 @@ import pytest
 
 from grader import verdicts
 from grader.build import ROOT
+from grader.devices import grading_device
 from grader.graded_code import definitions, violation
 
 EXERCISE = "ex3_freeing"
@@ -26,7 +27,7 @@ def exercise(tmp_path_factory):
     shutil.copytree(ROOT / "solutions" / EXERCISE, folder)
     source = nbformat.read(folder / f"{EXERCISE}.ipynb", as_version=4)
     reference = verdicts.solution_cells(source, without_markers=True)
-    expected = verdicts.expected_results(folder, f"{EXERCISE}.ipynb", folder.parent / "expected.json")
+    expected = verdicts.expected_results(folder, f"{EXERCISE}.ipynb", folder.parent / "expected.json", grading_device(False))
     return folder, source, reference, expected
 
 

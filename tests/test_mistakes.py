@@ -8,6 +8,7 @@ import pytest
 
 from grader import verdicts
 from grader.build import ROOT
+from grader.devices import grading_device
 
 # Longer texts: parts of the reference and the wrong versions that restructure them.
 WALK = """    stack = list(root_nodes)
@@ -467,7 +468,7 @@ def sources(tmp_path_factory):
         if unmet:
             found[exercise] = unmet
             continue
-        expected = verdicts.expected_results(folder, f"{exercise}.ipynb", root / f"{exercise}.json")
+        expected = verdicts.expected_results(folder, f"{exercise}.ipynb", root / f"{exercise}.json", grading_device(False))
         found[exercise] = folder, source, verdicts.solution_cells(source, without_markers=True), expected
     return found
 

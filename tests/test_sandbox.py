@@ -283,6 +283,90 @@ def test_torch_and_minigrad_work(course):
     assert done.stdout.split() == ["ok", "minigrad.tensor"]
 
 
+def fake_gpu(tmp_path):
+    """A stand-in for a GPU machine: /dev/null as its device node, and a driver folder (outside the
+    system's, under /tmp as a venv may be) holding a ``libcuda.so.1``."""
+    driver = tmp_path / "nvidia" / "lib64"
+    driver.mkdir(parents=True)
+    (driver / "libcuda.so.1").write_text("the driver")
+    return sandbox.Gpu(nodes=("/dev/null",), libraries=(str(driver), "/usr/lib/x86_64-linux-gnu"))
+
+
+def test_a_gpu_machine_sandbox_has_what_cuda_needs(course, tmp_path):
+    """On a GPU machine (issue 22: inside a sandbox CUDA found no device, so a right answer computed
+    on the CPU lost to torch's on cuda:0): the device nodes, /sys, a /proc CUDA can use (its
+    read-only remount hides the GPU), the driver's folder named to the dynamic linker and to
+    Triton, and RLIMIT_DATA for RLIMIT_AS, so that CUDA may reserve its address space (an
+    inaccessible mapping, here 16 GiB) while memory that is written to stays bounded."""
+    gpu = fake_gpu(tmp_path)
+    code = textwrap.dedent("""
+        import mmap, os, resource
+        mmap.mmap(-1, 16 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0)  # PROT_NONE
+        try:
+            mmap.mmap(-1, 16 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x4000)  # MAP_NORESERVE
+            print("written memory unbounded")
+        except OSError as error:
+            print("written memory bounded:", error.strerror)
+        with open("/proc/self/comm", "w") as comm:
+            comm.write("probe")
+        driver = os.environ["LD_LIBRARY_PATH"].split(":")[0]
+        print(open(os.path.join(driver, "libcuda.so.1")).read(), os.environ["TRITON_LIBCUDA_PATH"] == driver)
+        print(resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY, os.path.exists("/sys/devices"))
+    """)
+    done = subprocess.run(wrap([sys.executable, "-c", code], course["work"], gpu=gpu), capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["written memory bounded: Cannot allocate memory", "the driver True", "True True"]
+
+
+def test_without_a_gpu_the_sandbox_gets_none_of_it(course, tmp_path):
+    """The same code on a machine without a GPU: no /sys, /proc read-only, RLIMIT_AS (the 16 GiB
+    reservation fails), no driver folder."""
+    code = textwrap.dedent("""
+        import mmap, os
+        try:
+            mmap.mmap(-1, 16 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0)  # PROT_NONE
+        except OSError as error:
+            print("reservation refused:", error.strerror)
+        try:
+            open("/proc/self/comm", "w").write("probe")
+        except OSError as error:
+            print("/proc:", error.strerror)
+        print(os.path.exists("/sys/devices"), "LD_LIBRARY_PATH" in os.environ)
+    """)
+    done = subprocess.run(wrap([sys.executable, "-c", code], course["work"], gpu=sandbox.Gpu()), capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["reservation refused: Cannot allocate memory", "/proc: Read-only file system",
+                                        "False False"]
+
+
+def test_the_probe_says_whether_cuda_works_in_the_sandbox():
+    """What decides the grading device: CUDA computes in the sandbox (on a GPU machine, the GPU's
+    name), or it does not (here: None, and grading runs on the CPU, saying so)."""
+    import torch
+
+    from grader import devices
+
+    assert devices.sandbox_gpu() == (torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)
+
+
+def test_the_driver_is_found_where_the_machine_finds_it(tmp_path):
+    """libcuda.so.1's folders, as ``ldconfig -p`` lists it (Triton asks it) and as LD_LIBRARY_PATH
+    holds it (how the borrowed H100 finds its driver): each once, in that order, real paths; a
+    folder without it is left out."""
+    listed, cached, empty = tmp_path / "listed", tmp_path / "cached", tmp_path / "empty"
+    for folder in (listed, cached, empty):
+        folder.mkdir()
+    for folder in (listed, cached):
+        (folder / "libcuda.so.1").write_text("")
+    (tmp_path / "link").symlink_to(listed)
+    ldconfig = (f"604 libs found in cache `/etc/ld.so.cache'\n\tlibcudart.so.12 (libc6,x86-64) => /x/libcudart.so.12\n"
+                f"\tlibcuda.so.1 (libc6,x86-64) => {cached}/libcuda.so.1\n")
+    assert sandbox.libcuda_folders(ldconfig, f"{empty}:{tmp_path / 'link'}:{cached}") == (str(cached), str(listed))
+    assert sandbox.libcuda_folders("", "") == ()
+
+
 def test_refuses_without_the_sandbox_and_says_why(course, monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     reason = check_available.__wrapped__()

@@ -4,10 +4,16 @@ the static check of graded code (minigrad/graded_code.py).
 The runs here use cells the course writes (locked and test cells are never checked), so they can do
 what learner code cannot: die, sleep, write to the results pipe. That is how each way a run can
 end is shown to end with its reason, whatever the grading process sends."""
+import importlib.util
+import os
+
+import nbformat
 import pytest
+import torch
 
 from grader import verdicts
 from grader.build import ROOT
+from grader.devices import Device, choose
 from grader.graded_code import definitions, violation
 
 FOLDER = ROOT / "solutions" / "ex3_freeing"  # its staged minigrad is what the runs import
@@ -193,3 +199,42 @@ def test_the_run_whose_errors_reach_feedback_holds_no_hidden_test():
         results.update(verdicts.run(FOLDER, cells, "minigrad"))
     assert results == {"t": {"checks": [["hidden code here", 0, False]], "error": None},
                        "t-hidden": {"checks": [["uses t", [1, "SECRET"], False]], "error": None}}
+
+
+def test_the_grading_device_is_one_both_runs_can_use():
+    """Issue 22: on an H100 the sandbox saw no CUDA device, so the learner's code ran on the CPU
+    against torch's results computed on CUDA, and right answers lost. Now CUDA is chosen only where
+    the sandbox can use it too; where it cannot, torch's run is hidden the GPU and the record says
+    the checks ran on the CPU."""
+    assert choose(None, None) == Device("cpu", "CPU (no CUDA device on the grading machine)")
+    blind = choose("NVIDIA H100 80GB HBM3", None)
+    assert blind == Device("cpu", "CPU (checked on CPU: no CUDA device in the sandbox, though the machine has "
+                                  "a NVIDIA H100 80GB HBM3)")
+    assert blind.environment() == {"CUDA_VISIBLE_DEVICES": ""}
+    sighted = choose("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3")
+    assert sighted == Device("cuda", "CUDA (NVIDIA H100 80GB HBM3)") and sighted.environment() == {}
+
+
+def test_torchs_run_sees_the_device_the_learners_run_sees():
+    plan = [{"kind": "test", "id": "t", "source": "import os, torch\n"
+             "check('cuda', lambda lib: [torch.cuda.is_available(), os.environ.get('CUDA_VISIBLE_DEVICES')])"}]
+    seen = verdicts.run(FOLDER, plan, "torch", environment=choose("NVIDIA H100 80GB HBM3", None).environment())
+    assert seen == {"t": {"checks": [["cuda", [False, ""], False]], "error": None}}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None and not os.environ.get("CI"),
+                    reason="triton is not installed (the optional extra: pip install '.[kernels]')")
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_exercise_9_compiles_its_kernels_on_a_gpu_and_interprets_them_only_without(device):
+    """The setup cell of exercise 9 chooses DEVICE and Triton's interpreter from what its process
+    sees: on the grading device's CPU (the GPU hidden, or none), the interpreter; with a GPU, none."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device here")
+    folder = ROOT / "solutions" / "ex9_gpu_kernel"
+    source = nbformat.read(folder / "ex9_gpu_kernel.ipynb", as_version=4)
+    setup = next(cell for cell in verdicts.plan(source, {}) if cell["kind"] == "locked")
+    plan = [setup, {"kind": "test", "id": "t", "source": "import os\n"
+                    "check('choice', lambda lib: [DEVICE, os.environ.get('TRITON_INTERPRET')])"}]
+    chosen = choose(device if device == "cuda" else None, device if device == "cuda" else None)
+    seen = verdicts.run(folder, plan, "torch", environment=chosen.environment())
+    assert seen["t"]["checks"][0][1] == [device, None if device == "cuda" else "1"]
