@@ -16,10 +16,12 @@ _with_torch = False  # whether ``both`` is running a scenario with torch (the gu
 
 
 def plain(value):
-    """Tensors (of either library), nodes, errors and containers as plain Python data, comparable with ==."""
+    """Tensors (of either library), nodes, errors and containers as plain Python data, comparable with ==.
+    A tensor off the CPU names its device: a result on cpu is not torch's on cuda:0."""
     if isinstance(value, (torch.Tensor, minigrad.Tensor)):
-        data = value.detach().cpu() if isinstance(value, torch.Tensor) else value._data.cpu()
-        return ("tensor", data.tolist())
+        data = value.detach() if isinstance(value, torch.Tensor) else value._data
+        where = () if data.device.type == "cpu" else (str(data.device),)
+        return ("tensor", data.cpu().tolist(), *where)
     if isinstance(value, (torch.autograd.graph.Node, minigrad.function.Node)):  # exact nodes, no look-alike
         return ("node", value.name())
     if isinstance(value, BaseException):

@@ -238,3 +238,13 @@ def test_exercise_9_compiles_its_kernels_on_a_gpu_and_interprets_them_only_witho
     chosen = choose(device if device == "cuda" else None, device if device == "cuda" else None)
     seen = verdicts.run(folder, plan, "torch", environment=chosen.environment())
     assert seen["t"]["checks"][0][1] == [device, None if device == "cuda" else "1"]
+
+
+def test_a_result_on_another_device_than_torchs_differs():
+    """``plain`` names the device of a tensor off the CPU: the same values on cpu are not torch's on cuda:0."""
+    expected = {"t": {"checks": [["a * b on DEVICE", ["tensor", [2.0], "cuda:0"], False]], "error": None}}
+    actual = {"t": {"checks": [["a * b on DEVICE", ["tensor", [2.0]], False]], "error": None}}
+    assert verdicts.compare(expected, actual)["t"] == (False, "scenario 'a * b on DEVICE' differs from PyTorch\n"
+                                                             "  torch did:    ['tensor', [2.0], 'cuda:0']\n"
+                                                             "  minigrad did: ['tensor', [2.0]]")
+    assert verdicts.compare(expected, expected)["t"] == (True, "")
