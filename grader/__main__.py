@@ -12,6 +12,9 @@
   python -m grader status EXERCISE          graded (score), not graded (reason) or not graded yet, per submission
   python -m grader export EXERCISE          grades CSV with reasons + a score histogram (PNG)
   python -m grader feedback EXERCISE        feedback HTML, hidden tests reduced to passed/failed
+  python -m grader selftest [EXERCISE ...]  grade each exercise's reference (full marks), untouched release
+                                            (0) and kept wrong versions (below full) on this machine, as
+                                            learners' submissions are: run it once per grading machine
 """
 import argparse
 import os
@@ -31,6 +34,10 @@ def main(argv=None):
     build_parser.add_argument("--check", action="store_true", help="fail if a committed derived file is stale")
     commands.add_parser("stage", help="stage each exercise's minigrad into solutions/ and exercises/")
     commands.add_parser("register", help="record in the gradebook every exercise it does not know yet")
+    selftest = commands.add_parser("selftest", help="prove this machine grades right (exit status 1 if not)")
+    selftest.add_argument("exercises", nargs="*", help="default: every exercise")
+    selftest.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    selftest.add_argument("--no-sandbox", action="store_true", help="as autograde's (when the sandbox cannot be set up)")
     for name in EXERCISE_COMMANDS:
         command = commands.add_parser(name)
         command.add_argument("exercise")
@@ -51,6 +58,15 @@ def main(argv=None):
         return 0
     from . import workflow
 
+    if args.command == "selftest":
+        from . import selftest
+        from .sandbox import SandboxUnavailable
+
+        try:
+            return 1 if selftest.run(args.exercises, args.workers, not args.no_sandbox) else 0
+        except (SandboxUnavailable, ValueError) as refusal:
+            print(refusal, file=sys.stderr)
+            return 2
     if args.command == "register":
         recorded = workflow.register()
         print(f"recorded in the gradebook: {', '.join(recorded)}" if recorded else "the gradebook knows every exercise")

@@ -1,0 +1,143 @@
+"""``python -m grader selftest``: a grading machine proves itself before it grades learners.
+
+On this machine and its device, each exercise's reference solution must get full marks, its
+untouched release 0, and each of its kept wrong versions (``mistakes.py``) less than full marks.
+They are graded as learners' submissions are: placed in a scratch copy of the course as ``collect``
+leaves them, then graded by ``workflow.autograde`` (nbgrader's pipeline, the sandbox, the verdict
+harness, the same device choice). The table names, per exercise, what was expected and what came,
+the device and sandbox that graded, torch's and Triton's versions, and the time it took.
+"""
+import importlib.metadata
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from . import workflow
+from .build import ROOT, exercise_specs
+from .mistakes import MISTAKES
+from .records import record_path
+from .verdicts import solution_cells
+
+COPIED = ("minigrad", "grader", "solutions", "exercises")
+
+
+def submissions(root, exercise):
+    """{student: (what it is, the notebook as a learner would submit it)}: the reference, the
+    untouched release, and one per wrong version (``wrong01``, ...)."""
+    release = nbformat.read(root / "exercises" / exercise / f"{exercise}.ipynb", as_version=4)
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    reference = solution_cells(source, without_markers=True)
+
+    def solved(changes):
+        notebook = nbformat.from_dict(release)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in reference:
+                cell.source = changes.get(grade_id, reference[grade_id])
+        return notebook
+
+    made = {"reference": ("reference solution", solved({})), "untouched": ("untouched release", release)}
+    for number, (what, part, right, wrong, _) in enumerate(MISTAKES.get(exercise, []), 1):
+        if reference[part].count(right) != 1:
+            raise ValueError(f"{exercise}: the wrong version '{what}' no longer fits {part}'s reference")
+        made[f"wrong{number:02d}"] = (what, solved({part: reference[part].replace(right, wrong, 1)}))
+    return made
+
+
+def grade(root, exercise, workers, sandbox):
+    """Place the exercise's submissions, grade them; returns [(student, what, row of workflow.scores)]."""
+    made = submissions(root, exercise)
+    for student, (_, notebook) in made.items():
+        folder = root / ".course" / "submitted" / student / exercise
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / f"{exercise}.ipynb")
+    workflow.autograde(exercise, workers=workers, root=root, progress=lambda line: None, sandbox=sandbox, force=True)
+    rows = {row["student"]: row for row in workflow.scores(exercise, root)}
+    return [(student, what, rows[student]) for student, (what, _) in made.items()]
+
+
+def verdict(exercise, graded):
+    """(expected, got, mismatches) for one exercise's graded submissions."""
+    full = next((row["max_score"] for _, _, row in graded if row["max_score"]), None)
+    mismatches = []
+    for student, what, row in graded:
+        if row["status"] != "graded":
+            mismatches.append(f"{what}: {row['status']}: {row['reason']}")
+        elif student == "reference" and row["score"] != row["max_score"]:
+            lost = [test for test, score in row["tests"].items() if not score]
+            mismatches.append(f"{what}: {row['score']:g}/{row['max_score']:g}, failed {', '.join(lost)}")
+        elif student == "untouched" and row["score"] != 0:
+            mismatches.append(f"{what}: {row['score']:g}/{row['max_score']:g}, not 0")
+        elif student.startswith("wrong") and row["score"] >= row["max_score"]:
+            mismatches.append(f"wrong version '{what}': full marks")
+    scores = {student: row["score"] for student, _, row in graded if row["status"] == "graded"}
+    wrong = [score for student, score in scores.items() if student.startswith("wrong")]
+    count = sum(student.startswith("wrong") for student, _, _ in graded)
+    expected = f"{_points(full)}, 0, {count} below {_points(full)}"
+    got = (f"{_points(scores.get('reference'))}, {_points(scores.get('untouched'))}, "
+           f"{sum(score < full for score in wrong) if full else 0} below (max {_points(max(wrong, default=None))})")
+    return expected, got, mismatches
+
+
+def _points(score):
+    return "-" if score is None else f"{score:g}"
+
+
+def environment(sandbox):
+    """(sandbox, torch, triton): what this machine grades with."""
+    if sandbox:
+        found = subprocess.run(["bwrap", "--version"], capture_output=True, text=True, check=False).stdout.split()
+        sandboxed = f"bubblewrap {found[-1]}" if found else "bubblewrap"
+    else:
+        sandboxed = "none (--no-sandbox)"
+    versions = []
+    for name in ("torch", "triton"):
+        try:
+            versions.append(importlib.metadata.version(name))
+        except importlib.metadata.PackageNotFoundError:
+            versions.append("not installed")
+    return (sandboxed, *versions)
+
+
+def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
+    """Grade every exercise (or those named) in a scratch copy of the course at ``root``; print the
+    table, then each mismatch. Returns the number of mismatches (0: the machine grades as it must)."""
+    exercises = exercises or [spec.stem for spec in exercise_specs(root)]
+    unknown = sorted(set(exercises) - {spec.stem for spec in exercise_specs(root)})
+    if unknown:
+        raise ValueError(f"no such exercise: {', '.join(unknown)}")
+    sandboxed, torch_version, triton_version = environment(sandbox)
+    header = ("exercise", "expected: reference, release, wrong", "got", "device", "sandbox", "torch", "triton", "time",
+              "result")
+    table, problems = [], []
+    with tempfile.TemporaryDirectory(prefix="minigrad-selftest-") as scratch:
+        course = Path(scratch)
+        for folder in COPIED:
+            shutil.copytree(root / folder, course / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        for exercise in exercises:
+            start = time.monotonic()
+            graded = grade(course, exercise, workers, sandbox)
+            expected, got, mismatches = verdict(exercise, graded)
+            device = _device(course, exercise)
+            table.append((exercise, expected, got, device, sandboxed, torch_version, triton_version,
+                          f"{time.monotonic() - start:.0f} s", "ok" if not mismatches else "MISMATCH"))
+            problems += [f"{exercise}: {line}" for line in mismatches]
+    widths = [max(len(str(row[i])) for row in [header, *table]) for i in range(len(header))]
+    for row in [header, *table]:
+        out("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for line in problems:
+        out(line)
+    out(f"selftest: {len(exercises)} exercises, {len(problems)} mismatches" +
+        ("" if not problems else " -- do not grade learners on this machine until they are fixed"))
+    return len(problems)
+
+
+def _device(course, exercise):
+    """The device the reference submission's record names (what graded it)."""
+    path = record_path(course, exercise, "reference")
+    return json.loads(path.read_text())["device"] if path.exists() else "-"
