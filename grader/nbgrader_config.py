@@ -39,12 +39,14 @@ c.Autograde.sanitize_preprocessors = [
 c.RestoreCells.release_directory = os.path.join(ROOT, "exercises")
 c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
 # Autograde decides points with the verdict harness (grader/verdicts.py), in the sandbox, in place of
-# executing the learner's notebook in a kernel; the rest is nbgrader's own pipeline.
+# executing the learner's notebook in a kernel, and records the outcome (graded, or not and why) for
+# status and export; the rest is nbgrader's own pipeline. Every route to autograde runs it: our
+# command line, nbgrader's, and Formgrader's Autograde button.
 c.Autograde.autograde_preprocessors = [
     "grader.verdicts.VerdictExecute", "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata"]
+    "nbgrader.preprocessors.CheckCellMetadata", "grader.verdicts.RecordOutcome"]
 c.VerdictExecute.course_root = ROOT
 c.VerdictExecute.timeout = 30  # seconds a cell may run while graded
 c.VerdictExecute.budget = 120  # seconds all its cells may run together (a reference run takes about 5)

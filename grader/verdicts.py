@@ -37,7 +37,7 @@ from minigrad.testing import nearly_equal, without_messages
 from . import forkserver, guards
 from .devices import grading_device
 from .graded_code import definitions, violation
-from .records import record_path
+from .records import record_path, save_outcome
 from .sandbox import Limits
 
 REFERENCE = Path(__file__).with_name("reference.py")
@@ -382,14 +382,18 @@ class VerdictExecute(NbGraderPreprocessor):
         source = nbformat.read(source_folder / f"{name}.ipynb", as_version=4)
         index = {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
         numbers = {grade_id: i + 1 for grade_id, i in index.items()}
-        device = grading_device(self._sandboxed())
-        record = {"device": device.description, "not_graded": None, "tests": {}}
-        path = record_path(root, exercise, resources["nbgrader"]["student"])
+        sandboxed = self._sandboxed()
+        device = grading_device(sandboxed)
+        record = {"device": device.description, "sandbox": "bubblewrap" if sandboxed else "none (--no-sandbox)",
+                  "not_graded": None, "tests": {}}
+        student = resources["nbgrader"]["student"]
+        path = record_path(root, exercise, student)
         path.parent.mkdir(parents=True, exist_ok=True)
 
         def not_graded(reason):
             record["not_graded"] = reason
             path.write_text(json.dumps(record))
+            save_outcome(resources["nbgrader"]["db_url"], exercise, student, reason)
             raise NotGraded(reason) from None
 
         unmet = unmet_requirements(source)  # before torch's run, whose results would be cached
@@ -422,3 +426,14 @@ class VerdictExecute(NbGraderPreprocessor):
             if reason:
                 raise SandboxUnavailable(f"cannot sandbox learner code: {reason} (or set VerdictExecute.sandbox = False)")
         return self.sandbox
+
+
+class RecordOutcome(NbGraderPreprocessor):
+    """nbgrader's autograde step after SaveAutoGrades: the submission is graded, which ``status``,
+    ``export`` and ``autograde``'s reruns read (``records.save_outcome``), whichever route graded it
+    (our command line, nbgrader's, Formgrader's Autograde button)."""
+
+    def preprocess(self, nb, resources):
+        meta = resources["nbgrader"]
+        save_outcome(meta["db_url"], meta["assignment"], meta["student"], None)
+        return nb, resources

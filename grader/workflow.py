@@ -16,7 +16,6 @@ import signal
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timezone
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -28,16 +27,6 @@ from .build import ROOT
 
 # nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
 warnings.filterwarnings("ignore", category=sa.exc.SAWarning)
-
-OUTCOMES = sa.Table(
-    "grader_outcomes", sa.MetaData(),
-    sa.Column("assignment", sa.String(128), primary_key=True),
-    sa.Column("student", sa.String(128), primary_key=True),
-    sa.Column("graded", sa.Boolean, nullable=False),
-    sa.Column("reason", sa.Text, nullable=False, default=""),
-    sa.Column("updated", sa.DateTime, nullable=False),
-)
-
 
 def course_api(root=ROOT, sandbox=True):
     """nbgrader's API, configured by grader/nbgrader_config.py of the course at ``root``
@@ -109,26 +98,13 @@ def collect(exercise, root=ROOT):
 
 # --- outcomes ----------------------------------------------------------------------------------
 
-def _engine(api):
-    engine = sa.create_engine(api.coursedir.db_url)
-    OUTCOMES.create(engine, checkfirst=True)
-    return engine
-
-
 def _record(api, exercise, student, reason):
-    with _engine(api).begin() as connection:
-        connection.execute(OUTCOMES.delete().where((OUTCOMES.c.assignment == exercise) & (OUTCOMES.c.student == student)))
-        connection.execute(OUTCOMES.insert().values(assignment=exercise, student=student, graded=reason is None,
-                                                    reason=reason or "",
-                                                    updated=datetime.now(timezone.utc)))
+    records.save_outcome(api.coursedir.db_url, exercise, student, reason)
 
 
 def outcomes(exercise, root=ROOT):
     """{student: None if graded else the reason it was not}."""
-    api = course_api(root)
-    with _engine(api).connect() as connection:
-        rows = connection.execute(OUTCOMES.select().where(OUTCOMES.c.assignment == exercise)).fetchall()
-    return {row.student: None if row.graded else row.reason for row in rows}
+    return records.read_outcomes(course_api(root).coursedir.db_url, exercise)
 
 
 # --- autograde ---------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import torch
 from grader import verdicts
 from grader.build import ROOT
 from grader.devices import Device, choose
+from grader.records import read_outcomes
 from grader.graded_code import definitions, violation
 
 FOLDER = ROOT / "solutions" / "ex3_freeing"  # its staged minigrad is what the runs import
@@ -176,10 +177,13 @@ def test_an_exercise_whose_modules_are_missing_is_not_graded(tmp_path):
     nbformat.write(notebook, tmp_path / "solutions" / "exN" / "exN.ipynb")
     step = verdicts.VerdictExecute(course_root=str(tmp_path), sandbox=False)
     reason = "the exercise needs no_module_named_like_this, which the grading machine does not have installed"
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with pytest.raises(verdicts.NotGraded, match=reason):
-        step.preprocess(notebook, {"nbgrader": {"assignment": "exN", "notebook": "exN", "student": "ada"}})
+        step.preprocess(notebook, {"nbgrader": {"assignment": "exN", "notebook": "exN", "student": "ada", "db_url": db_url}})
     record = json.loads((tmp_path / ".course" / "records" / "exN" / "ada.json").read_text())
     assert record["not_graded"] == reason and not (tmp_path / ".course" / "expected").exists()
+    assert record["sandbox"] == "none (--no-sandbox)"
+    assert read_outcomes(db_url, "exN") == {"ada": reason}  # for status and export, whatever route graded it
 
 
 def test_the_run_whose_errors_reach_feedback_holds_no_hidden_test():
