@@ -34,13 +34,14 @@ _sequence_nr = itertools.count()
 class Node:
     """A backward function: what a tensor's ``grad_fn`` points to.
 
-    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op and
-    ``_input_shapes`` the shapes those inputs had; the engine runs nodes newest-first by
-    ``_sequence_nr``, as torch's ready queue does.
+    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op,
+    ``_input_shapes`` and ``_input_devices`` the shapes and devices those inputs had (torch's
+    InputMetadata: the engine checks each gradient against them); the engine runs nodes
+    newest-first by ``_sequence_nr``, as torch's ready queue does.
     """
 
     next_functions = ()
-    _input_shapes = ()
+    _input_shapes = _input_devices = ()
     _tensor_pre_hooks = None
     """Hooks registered on the tensors this node made: ``{output_nr: [hook, ...]}``."""
     _retains_grad_hooks = None
@@ -340,16 +341,17 @@ class BackwardFunction(Node):
     _dirty = _non_differentiable = ()
 
     def __init__(self, args, needs):
-        """The node of a Function applied to ``args``: one edge and one input shape per tensor among
-        them, collected before forward runs, as torch does."""
+        """The node of a Function applied to ``args``: one edge, input shape and input device per
+        tensor among them, collected before forward runs, as torch does."""
         Node.__init__(self)
         self.needs_input_grad = needs
-        edges, shapes = [], []
+        edges, shapes, devices = [], [], []
         for arg in args:
             if isinstance(arg, Tensor):
                 edges.append(arg._gradient_edge())
                 shapes.append(arg._data.shape)
-        self.next_functions, self._input_shapes = tuple(edges), tuple(shapes)
+                devices.append(arg._data.device)
+        self.next_functions, self._input_shapes, self._input_devices = tuple(edges), tuple(shapes), tuple(devices)
         if len(edges) != len(args):
             self._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
 

@@ -424,8 +424,10 @@ def _keep_dims(grad, dims, keepdim):
 
 
 def _normalize_dims(dim, ndim):
+    """The reduced dims, made non-negative. A 0-dim tensor's dim 0 (or -1) is no dim at all: none
+    to put back in backward (torch's sum_backward unsqueezes only an input that had dims)."""
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(d % ndim if ndim else 0 for d in dims)
+    return tuple(d % ndim for d in dims) if ndim else ()
 
 
 # BEGIN EXERCISE 1
@@ -816,12 +818,15 @@ class FillTensor(Function):
 
 
 class Copy(Function):
+    """``a.copy_(source)``: torch's copy_ into new memory like ``a``'s, so the cast, the move between
+    devices, the broadcast and their errors are torch's."""
+
     node_name = "torch::autograd::CopyBackwards"
 
     @staticmethod
     def forward(ctx, a, source):
         ctx.source = (source.shape, source.dtype, source.device)
-        return source._data.to(dtype=a.dtype, device=a.device).expand(a.shape).clone()
+        return torch.empty_like(a._data).copy_(source._data)
 
     @staticmethod
     def backward(ctx, grad):

@@ -539,30 +539,41 @@ class Tensor:
         return ops.SqueezeDims.apply(self, tuple(dim))
 
     def __getitem__(self, key):
-        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch."""
-        if key is Ellipsis or key == ():
-            return ops.Alias.apply(self)
+        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch. A
+        key that leaves the whole tensor gives a new view all the same: a slice for a lone slice
+        (``x[:]``), an alias for a tuple or ``...``, as in torch."""
+        out = self._indexed(key)
+        if out is not self:
+            return out
+        return ops.Slice.apply(self, 0, key) if isinstance(key, slice) else ops.Alias.apply(self)
+
+    def _indexed(self, key):
+        """``self[key]`` as torch's indexing makes it before ``__getitem__`` makes it a new tensor: a
+        slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is a select
+        alone), so a key of such slices and ``...`` gives self (what ``x[:] = v`` edits)."""
         if not isinstance(key, tuple):
+            if self.dim() == 0 and isinstance(key, (int, slice)):
+                raise IndexError(_zero_dim_index_error(key))
             key = (key,)
         if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis for k in key):
             raise TypeError("minigrad indexes with ints, slices, None and ... only")
+        specified = sum(k is not None and k is not Ellipsis for k in key)
+        if specified > self.dim():
+            raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
         if Ellipsis in key:
             at = key.index(Ellipsis)
-            used = sum(k is not None for k in key) - 1
-            key = key[:at] + (slice(None),) * (self.dim() - used) + key[at + 1:]
+            key = key[:at] + (slice(None),) * (self.dim() - specified) + key[at + 1:]
         out, dim = self, 0
         for k in key:
             if k is None:
                 out = ops.Unsqueeze.apply(out, dim)
                 dim += 1
             elif isinstance(k, slice):
-                if k != slice(None):
+                if not _whole(k, out.shape[dim]):
                     out = ops.Slice.apply(out, dim, k)
                 dim += 1
             else:
                 out = ops.Select.apply(out, dim, _check_index(out, dim, k))
-        if out is self:
-            return ops.Slice.apply(self, 0, slice(None))
         return out
 
     # --- in-place ---------------------------------------------------------------------------
@@ -640,7 +651,7 @@ class Tensor:
 
     def sub_(self, other, alpha=1):
         if alpha != 1:
-            return self._inplace(ops.SubScaled, _add_scaled_, _as_tensor(other, self), -alpha)
+            return self._inplace(ops.SubScaled, _sub_scaled_, _as_tensor(other, self), alpha)
         return self._inplace(ops.Sub, torch.Tensor.sub_, _as_tensor(other, self))
 
     def mul_(self, other):
@@ -675,12 +686,15 @@ class Tensor:
         return self._mutate(storage_op, *args)
 
     def __setitem__(self, key, value):
-        """``x[key] = value`` is, as in torch, an in-place copy into the view ``x[key]``."""
-        value = _as_tensor(value, self)
+        """``x[key] = value`` is, as in torch, an in-place copy into the view ``x[key]`` (into x
+        itself when the key takes it whole: ``x[:] = v``). A number becomes a 0-dim tensor of x's
+        dtype on x's device, or on the CPU for x on CUDA (a CPU scalar, which fills), as in torch."""
+        if not isinstance(value, Tensor):
+            value = Tensor(torch.tensor(value, dtype=self.dtype, device="cpu" if self.is_cuda else self.device))
         if not (grad_mode._state.grad_enabled and (self._requires_grad or value._requires_grad)):
             self._mutate(torch.Tensor.__setitem__, key, value._data)
             return
-        target = self[key]
+        target = self._indexed(key)
         if value.shape == target.shape:
             target.copy_(value)
         elif value.dim() == 0 and value.device.type == "cpu":
@@ -711,6 +725,12 @@ def _add_scaled_(data, other, alpha):
     return data.add_(other, alpha=alpha)
 
 
+def _sub_scaled_(data, other, alpha):
+    """The storage op of ``sub_(other, alpha=k)``: it takes the k that SubScaled, the op recorded
+    in its place, takes (and negates itself)."""
+    return data.sub_(other, alpha=alpha)
+
+
 def _storage(value):
     return value._data if isinstance(value, Tensor) else value
 
@@ -723,6 +743,22 @@ def _shape_arg(shape):
     return tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
 
 
+def _whole(piece, size):
+    """Whether a slice takes a whole dim of ``size``, in order (torch's indexing leaves that dim as it is)."""
+    return piece.start in (None, 0) and (piece.stop is None or piece.stop >= size) and piece.step in (None, 1)
+
+
+def _zero_dim_index_error(key):
+    """torch's message for a lone int or slice indexing a 0-dim tensor (its indexing's fast paths
+    check these before counting indices)."""
+    if isinstance(key, slice):
+        return "slice() cannot be applied to a 0-dim tensor."
+    if key == 0:
+        return ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
+                "convert a 0-dim tensor to a number")
+    return f"index {key} is out of bounds for dimension 0 with size 0"
+
+
 def _check_index(tensor, dim, index):
     size = tensor.shape[dim]
     if not -size <= index < size:
@@ -733,6 +769,8 @@ def _check_index(tensor, dim, index):
 def matmul(a, b):
     """torch.matmul with torch's nodes: dot, mv, mm, mm between unsqueeze and squeeze_ for a vector
     on the left, and for a batch on the left of a matrix, mm on the batch folded into rows."""
+    if a.dim() == 0 or b.dim() == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.dim()}D and {b.dim()}D")
     if a.dim() == 2 and b.dim() == 2:
         return ops.Mm.apply(a, b)
     if a.dim() == 2 and b.dim() == 1:

@@ -125,6 +125,7 @@ class AsStridedBackward0(Node):
         Node.__init__(self)
         self.next_functions = (base._gradient_edge(),)
         self.geometries = _geometry(base), _geometry(view)
+        self._input_devices = (base._data.device,)
 
     @property
     def _input_shapes(self):
@@ -147,6 +148,7 @@ class CopySlices(Node):
         self.fn = fn
         self.geometries = _geometry(base), _geometry(view)
         self._input_shapes = (base.shape,) + fn._input_shapes[1:]
+        self._input_devices = (base._data.device,) + fn._input_devices[1:]
 
     def name(self):
         return "torch::autograd::CopySlices"

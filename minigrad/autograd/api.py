@@ -29,6 +29,20 @@ def _make_grads(outputs, grad_outputs):
     return grads
 
 
+def _on_devices(outputs, grads):
+    """The gradients backward starts from, checked as torch's engine checks them (as any node's,
+    ``engine.validate_outputs``): each on its output's device, where a 0-dim one is moved (a CPU
+    ``tensor(1.)`` for a loss on CUDA), and any other is refused."""
+    moved = list(grads)
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if grad is not None and grad._data.device != out._data.device:
+            if grad.dim():
+                raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
+                                   f"but got {grad.device}")
+            moved[i] = grad.to(out.device)
+    return moved
+
+
 def _roots(outputs):
     for i, out in enumerate(outputs):
         if not out._requires_grad:
@@ -55,7 +69,7 @@ def prepare_backward(tensors, grad_tensors=None, retain_graph=None, create_graph
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
-    return _roots(tensors), grads, retain_graph
+    return _roots(tensors), _on_devices(tensors, grads), retain_graph
 
 
 _warned_create_graph = []
@@ -87,7 +101,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for tensor in inputs:
         slot = captures.setdefault(tensor._gradient_edge(), [])
         slots.append(slot)
-    engine.run_backward(_roots(outputs), grads, retain_graph, create_graph, captures)
+    engine.run_backward(_roots(outputs), _on_devices(outputs, grads), retain_graph, create_graph, captures)
     results = []
     for i, slot in enumerate(slots):
         value = slot[0] if slot else None
