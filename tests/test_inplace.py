@@ -12,6 +12,8 @@ from parity import assert_same, both, graph_signature, outcome
 INPLACE = {
     "add_": lambda t, w: t.add_(w),
     "sub_": lambda t, w: t.sub_(w),
+    "add_(alpha)": lambda t, w: t.add_(w, alpha=3),
+    "sub_(alpha)": lambda t, w: t.sub_(w, alpha=3),  # once computed t + 3w, with w's gradient +3
     "mul_": lambda t, w: t.mul_(w),
     "div_": lambda t, w: t.div_(w),
     "zero_": lambda t, w: t.zero_(),
