@@ -61,26 +61,31 @@ def grade(root, exercise, workers, sandbox):
     return [(student, what, rows[student]) for student, (what, _) in made.items()]
 
 
-def verdict(exercise, graded):
-    """(expected, got, mismatches) for one exercise's graded submissions."""
-    full = next((row["max_score"] for _, _, row in graded if row["max_score"]), None)
+def points(root, exercise):
+    """What the exercise is worth: its test cells' points, from its source notebook."""
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    return sum(cell.metadata.get("nbgrader", {}).get("points", 0) for cell in source.cells)
+
+
+def verdict(full, graded):
+    """(expected, got, mismatches) for one exercise worth ``full`` points, from its graded submissions."""
     mismatches = []
     for student, what, row in graded:
         if row["status"] != "graded":
             mismatches.append(f"{what}: {row['status']}: {row['reason']}")
-        elif student == "reference" and row["score"] != row["max_score"]:
+        elif student == "reference" and row["score"] != full:
             lost = [test for test, score in row["tests"].items() if not score]
-            mismatches.append(f"{what}: {row['score']:g}/{row['max_score']:g}, failed {', '.join(lost)}")
+            mismatches.append(f"{what}: {row['score']:g}/{full:g}, failed {', '.join(lost)}")
         elif student == "untouched" and row["score"] != 0:
-            mismatches.append(f"{what}: {row['score']:g}/{row['max_score']:g}, not 0")
-        elif student.startswith("wrong") and row["score"] >= row["max_score"]:
+            mismatches.append(f"{what}: {row['score']:g}/{full:g}, not 0")
+        elif student.startswith("wrong") and row["score"] >= full:
             mismatches.append(f"wrong version '{what}': full marks")
     scores = {student: row["score"] for student, _, row in graded if row["status"] == "graded"}
     wrong = [score for student, score in scores.items() if student.startswith("wrong")]
     count = sum(student.startswith("wrong") for student, _, _ in graded)
     expected = f"{_points(full)}, 0, {count} below {_points(full)}"
     got = (f"{_points(scores.get('reference'))}, {_points(scores.get('untouched'))}, "
-           f"{sum(score < full for score in wrong) if full else 0} below (max {_points(max(wrong, default=None))})")
+           f"{sum(score < full for score in wrong)} below (max {_points(max(wrong, default=None))})")
     return expected, got, mismatches
 
 
@@ -122,7 +127,7 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
         for exercise in exercises:
             start = time.monotonic()
             graded = grade(course, exercise, workers, sandbox)
-            expected, got, mismatches = verdict(exercise, graded)
+            expected, got, mismatches = verdict(points(course, exercise), graded)
             device = _device(course, exercise)
             table.append((exercise, expected, got, device, sandboxed, torch_version, triton_version,
                           f"{time.monotonic() - start:.0f} s", "ok" if not mismatches else "MISMATCH"))

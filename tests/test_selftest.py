@@ -52,3 +52,20 @@ def test_the_wrong_versions_are_built_from_the_reference():
     made = selftest.submissions(ROOT, "ex3_freeing")
     assert list(made)[:2] == ["reference", "untouched"] and len(made) == 2 + len(MISTAKES["ex3_freeing"])
     assert [what for what, _ in list(made.values())[2:]] == [case[0] for case in MISTAKES["ex3_freeing"]]
+
+
+def test_each_kind_of_mismatch_is_named():
+    """What issue 22's H100 would have printed: a reference that loses a test (there, on the device),
+    one that is not graded, a release that scores, a wrong version with full marks."""
+    def row(score, tests=None, reason=""):
+        return {"status": "not graded" if reason else "graded", "score": score, "reason": reason, "tests": tests or {}}
+
+    graded = [("reference", "reference solution", row(14.0, {"test-Mul-broadcast-hidden": 0.0, "test-Mul": 2.0})),
+              ("untouched", "untouched release", row(1.0)),
+              ("wrong01", "Mul saves both inputs", row(15.0)),
+              ("wrong02", "sum_to sums one dim", row("", reason="kernel died in cell 7"))]
+    expected, got, mismatches = selftest.verdict(15, graded)
+    assert (expected, got) == ("15, 0, 2 below 15", "14, 1, 0 below (max 15)")
+    assert mismatches == ["reference solution: 14/15, failed test-Mul-broadcast-hidden",
+                          "untouched release: 1/15, not 0", "wrong version 'Mul saves both inputs': full marks",
+                          "sum_to sums one dim: not graded: kernel died in cell 7"]
