@@ -319,6 +319,19 @@ def test_a_gpu_machine_sandbox_has_what_cuda_needs(course, tmp_path):
     assert done.stdout.splitlines() == ["written memory bounded: Cannot allocate memory", "the driver True", "True True"]
 
 
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None and not os.environ.get("CI"),
+                    reason="triton is not installed (the optional extra: pip install '.[kernels]')")
+def test_triton_finds_the_driver_in_a_gpu_machines_sandbox(course, tmp_path):
+    """Triton looks for libcuda.so.1 itself (``ldconfig -p``, else LD_LIBRARY_PATH, which the sandbox
+    once cleared: on issue 22's H100 it found none); in the sandbox it finds the driver's folder."""
+    gpu = fake_gpu(tmp_path)
+    code = "from triton.backends.nvidia.driver import libcuda_dirs; print(libcuda_dirs())"
+    done = subprocess.run(wrap([sys.executable, "-c", code], course["work"], gpu=gpu), capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str([gpu.libraries[0]])
+
+
 def test_without_a_gpu_the_sandbox_gets_none_of_it(course, tmp_path):
     """The same code on a machine without a GPU: no /sys, /proc read-only, RLIMIT_AS (the 16 GiB
     reservation fails), no driver folder."""
