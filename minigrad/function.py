@@ -13,7 +13,7 @@ import weakref
 
 import torch
 
-from . import grad_mode
+from . import grad_mode, releases
 from .utils.hooks import RemovableHandle
 
 ERR_BACKWARD_TWICE = (
@@ -255,7 +255,9 @@ def tensor_description(data):
 
 def op_name(node):
     """A node as torch's version error names it: "ExpBackward0" -> "Exp", "PowBackward1" -> "Pow1",
-    "...CopyBackwards" whole."""
+    "...CopyBackwards" whole (before torch 2.13: its name, whole)."""
+    if not releases.SHORT_NODE_NAMES_IN_ERRORS:
+        return node.name()
     return re.sub(r"Backward(\d*)$", lambda m: "" if m[1] in ("", "0") else m[1], node.name())
 
 
@@ -506,7 +508,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward with grad mode off, as torch does. When grad mode is on and an input requires
-        grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input."""
+        grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input.
+        Keyword arguments count as inputs (before torch 2.13, apply refuses them)."""
+        if kwargs and not releases.APPLY_TAKES_KEYWORDS:
+            raise TypeError("apply() takes no keyword arguments")
         if cls._separate_setup:
             args, kwargs = _with_defaults(cls.forward, args, kwargs), {}
         inputs = args + tuple(kwargs.values()) if kwargs else args

@@ -8,6 +8,7 @@ cannot take part in this, so torch forbids editing it in place with grad mode on
 """
 import torch
 
+from . import releases
 from .function import ERR_BACKWARD_TWICE, Function, Node, constant
 
 _CLARIFY = {
@@ -24,7 +25,9 @@ def creation_error(view, indirect):
         made = f"A view was created in {mode} mode"
     else:
         name = view._grad_fn.name()
-        made = (f"Output {view._output_nr} of {name[:name.rindex('Backward')]} is a view of a view which was "
+        if releases.SHORT_NODE_NAMES_IN_ERRORS:
+            name = name[:name.rindex("Backward")]
+        made = (f"Output {view._output_nr} of {name} is a view of a view which was "
                 f"created in {mode} mode")
     edited = (f"its base or another view of its base has been modified inplace {enabled}" if indirect
               else f"is being modified inplace {enabled}")

@@ -1,7 +1,7 @@
 """backward() and grad(): what torch.autograd checks and prepares before the engine runs."""
 import warnings
 
-from .. import engine
+from .. import engine, releases
 
 __all__ = ["backward", "grad", "prepare_backward"]
 
@@ -106,8 +106,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, slot in enumerate(slots):
         value = slot[0] if slot else None
         if value is None and not allow_unused:
-            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
-                               "the graph. Set allow_unused=True if this is the desired behavior.")
+            which = f"The differentiated Tensor at index {i}" if releases.UNUSED_INPUT_BY_INDEX else \
+                "One of the differentiated Tensors"
+            raise RuntimeError(f"{which} appears to not have been used in the graph. Set allow_unused=True if "
+                               "this is the desired behavior.")
         if value is not None and not create_graph:
             value = value.detach()
         results.append(value)

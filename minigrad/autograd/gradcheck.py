@@ -15,6 +15,7 @@ import warnings
 import torch
 from torch.testing import make_tensor
 
+from .. import releases
 from ..function import Function, constant
 from . import api
 
@@ -121,7 +122,8 @@ def _check_inputs(inputs):
                                "should call .contiguous on the input before passing it to gradcheck.")
         any_requires_grad = True
     if not any_requires_grad:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+        none = "none of them" if releases.GRADCHECK_TYPO_FIXED else "none of the them"
+        raise ValueError(f"gradcheck expects at least one input tensor to require gradient, but {none} have "
                          "requires_grad=True.")
 
 

@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from .. import releases
 from . import functional as F
 from . import init
 from .linear import NonDynamicallyQuantizableLinear
@@ -61,7 +62,11 @@ class MultiheadAttention(Module):
         weights = F.softmax(q_scaled.bmm(k.transpose(-2, -1)), dim=-1)
         if self.training and self.dropout > 0.0:
             weights = F.dropout(weights, p=self.dropout)
-        output = weights.bmm(v).transpose(0, 1).reshape(length * bsz, embed_dim)
+        output = weights.bmm(v).transpose(0, 1)  # a copy into rows (an UnsafeView of it from torch 2.13)
+        if releases.RESHAPE_OF_A_COPY_IS_UNSAFE_VIEW:
+            output = output.reshape(length * bsz, embed_dim)
+        else:
+            output = output.contiguous().view(length * bsz, embed_dim)
         output = self.out_proj(output).view(length, bsz, embed_dim)
         weights = weights.view(bsz, heads, length, length)
         if average_attn_weights:

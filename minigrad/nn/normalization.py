@@ -1,6 +1,7 @@
 """LayerNorm: normalise over the last dims, then scale and shift (ones and zeros at first, as torch)."""
 import torch
 
+from .. import releases
 from . import functional as F
 from .module import Module, Parameter
 
@@ -24,5 +25,5 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}")
+        text = f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return text + f", bias={self.bias is not None}" if releases.LAYER_NORM_REPR_SHOWS_BIAS else text

@@ -1,0 +1,35 @@
+"""What minigrad copies from the installed torch where torch's releases differ.
+
+minigrad reproduces torch word for word — error texts, reprs, node names, what is saved — and some
+of those change between releases. The course supports torch 2.11 to 2.13 (CI runs the tests and
+the lessons on 2.11 and 2.13; each difference below was checked on 2.11, 2.12 and 2.13): each flag
+is what the installed release does, named by the release that brought the change.
+"""
+import torch
+
+RELEASE = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+
+SHORT_NODE_NAMES_IN_ERRORS = RELEASE >= (2, 13)
+"""The version and view errors name a node by its op ("output 0 of Exp"); before, by its name
+("output 0 of ExpBackward0")."""
+
+UNUSED_INPUT_BY_INDEX = RELEASE >= (2, 13)
+"""autograd.grad's error for an unused input names its index ("The differentiated Tensor at index
+1 appears ..."); before: "One of the differentiated Tensors appears ..."."""
+
+GRADCHECK_TYPO_FIXED = RELEASE >= (2, 13)
+"""gradcheck's error for inputs that need no gradient reads "none of them"; before, "none of the them"."""
+
+APPLY_TAKES_KEYWORDS = RELEASE >= (2, 13)
+"""``Function.apply`` takes keyword arguments (inputs too); before: "apply() takes no keyword arguments"."""
+
+RESHAPE_OF_A_COPY_IS_UNSAFE_VIEW = RELEASE >= (2, 13)
+"""MultiheadAttention reshapes its heads' output (a contiguous copy) into an UnsafeViewBackward0;
+before, it viewed it (ViewBackward0)."""
+
+LAYER_NORM_REPR_SHOWS_BIAS = RELEASE >= (2, 12)
+"""``repr(nn.LayerNorm(...))`` ends with "bias=True"."""
+
+CHECKPOINT_SAVES_A_PLACEHOLDER = RELEASE < (2, 12)
+"""Non-reentrant checkpoint saves its inputs with an empty placeholder tensor before them (2.11's
+``_NoopSaveInputs``: the outer saved-tensor hooks pack one tensor more); from 2.12 the inputs alone."""
