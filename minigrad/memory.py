@@ -1,4 +1,4 @@
-"""Memory you can measure: the bytes that live graphs hold for backward.
+"""Memory you can measure: the bytes that live graphs hold for backward, and all the bytes alive.
 
 A graph keeps alive every tensor its nodes saved until backward frees them (or the graph is
 dropped). ``saved_bytes()`` adds up the memory behind those saved tensors now — each storage once,
@@ -8,16 +8,24 @@ however many views of it were saved, and however many nodes saved it — which i
 The record starts when first asked for: the first call finds the saved tensors alive at that
 moment, and from then on every save and every release is counted, so ``peak_saved_bytes()`` is
 the most held at once since then (or since ``reset_peak()``). Until then, saving costs nothing extra.
+
+``LiveBytes`` counts everything instead, as an allocator does: every storage that ops make on a
+device, from the op that made it until its last tensor dies — activations, gradients, input
+buffers, temporaries of a backward formula. Its ``peak`` around ``backward()`` is the figure that
+``torch.cuda.max_memory_allocated()`` gives on a GPU, and it runs anywhere: on the CPU, or on
+torch's ``meta`` device (tensors with shapes and no data), which stands in for CUDA without one.
 """
 import gc
 import weakref
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from . import function
 from .tensor import Tensor
 
-__all__ = ["SavedBytes", "cuda_allocated", "peak_saved_bytes", "reset_peak", "saved_bytes"]
+__all__ = ["LiveBytes", "SavedBytes", "cuda_allocated", "peak_saved_bytes", "reset_peak", "saved_bytes"]
 
 
 class _Storages:
@@ -135,3 +143,52 @@ class _Held:
 
     def __del__(self):
         self.counter.drop(self.key)
+
+
+class LiveBytes(TorchDispatchMode):
+    """The bytes of tensor storage alive on ``device`` (every device if None), counted as an allocator
+    counts them: ``with LiveBytes("meta") as live: ...`` then ``live.current`` and ``live.peak``.
+
+    Every torch op runs through it (torch's own and minigrad's alike, minigrad's storage being
+    torch's, and the ops of torch's backward engine too): a storage an op returns that was not seen
+    before is counted from then on, once however many tensors view it, until its last tensor dies
+    (a finalizer on the storage, which torch keeps as one Python object per storage). A storage first
+    seen as an op's input was made before (or by ``torch.tensor(data)``, as minigrad wraps a Python
+    number, where torch wraps it without making a tensor): it is not counted. Nor is memory a kernel
+    uses inside itself (CUDA's cuBLAS workspace), which ``torch.cuda.memory_allocated`` does count.
+    ``reset_peak()`` starts a new peak from what is alive now, e.g. right before ``backward()``.
+    """
+
+    def __init__(self, device=None):
+        super().__init__()
+        self.device = None if device is None else torch.device(device)
+        self.current = self.peak = 0
+        self._counted = {}  # id of a storage alive -> its bytes (0: made before, not counted)
+
+    def reset_peak(self):
+        self.peak = self.current
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        for tensor in tree_leaves((args, kwargs)):
+            if isinstance(tensor, torch.Tensor):
+                self._see(tensor, made_here=False)
+        out = func(*args, **(kwargs or {}))
+        for tensor in tree_leaves(out):
+            if isinstance(tensor, torch.Tensor):
+                self._see(tensor, made_here=True)
+        return out
+
+    def _see(self, tensor, made_here):
+        if tensor.layout != torch.strided or (self.device is not None and tensor.device != self.device):
+            return
+        storage = tensor.untyped_storage()
+        key = id(storage)
+        if key in self._counted:
+            return
+        size = self._counted[key] = storage.nbytes() if made_here else 0
+        weakref.finalize(storage, self._free, key)
+        self.current += size
+        self.peak = max(self.peak, self.current)
+
+    def _free(self, key):
+        self.current -= self._counted.pop(key)

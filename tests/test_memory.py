@@ -1,6 +1,7 @@
 """Issue 9, item 6: memory you can measure. minigrad.memory counts the storages live graphs keep for
 backward; torch is measured through its saved-tensor hooks (memory.SavedBytes), and the two must
-agree byte for byte on the same scenario."""
+agree byte for byte on the same scenario. Issue 23: every byte alive (memory.LiveBytes, as an
+allocator counts), before, during and after backward, is torch's too."""
 import subprocess
 import sys
 import textwrap
@@ -184,3 +185,165 @@ def test_the_record_starts_past_a_pack_hook_that_raised():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["0"], done.stderr
+
+
+# --- Issue 23, item 3: every byte alive during backward, as an allocator counts them ----------------
+# memory.LiveBytes counts the storages that ops make on a device until their last tensor dies, torch's
+# and minigrad's alike. "meta" stands in for CUDA (no data, the same bytes); on the CPU it counts the
+# real allocations, which torch's profiler confirms; on CUDA, torch.cuda's own counters are compared too.
+
+LIVE_DEVICES = ["meta", "cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                             reason="no CUDA device"))]
+
+
+def tanh_chain(lib, device, layers=12, batch=512, width=512, checkpointed=False, loss="sum", rng=True):
+    """The forum's deep net: ``h = tanh(h @ w)`` per layer, each layer checkpointed or not (with the
+    defaults every activation is 1 MiB; ``rng``: checkpoint's ``preserve_rng_state``). Returns what
+    the caller keeps, the loss last."""
+    lib.manual_seed(0)
+    weights = [lib.randn(width, width, device=device, requires_grad=True) for _ in range(layers)]
+    x = h = lib.randn(batch, width, device=device)
+    for w in weights:
+        body = (lambda h, w=w: lib.tanh(h @ w))
+        h = lib.utils.checkpoint.checkpoint(body, h, use_reentrant=False, preserve_rng_state=rng) if checkpointed \
+            else body(h)
+    return weights, x, (h.sum() if loss == "sum" else (h ** 2).mean())
+
+
+def live_around_backward(lib, device, build, **kwargs):
+    """Bytes alive on ``device`` before ``backward()``, the most during it, and after it."""
+    with memory.LiveBytes(device) as live:
+        kept = build(lib, device, **kwargs)
+        before = live.current
+        live.reset_peak()
+        kept[-1].backward()
+        return before, live.peak, live.current
+
+
+CHAINS = {
+    "12 layers of 1 MiB": dict(),
+    "12 layers of 1 MiB, checkpointed": dict(checkpointed=True),
+    "3 layers 8x16": dict(layers=3, batch=8, width=16),
+    "3 layers 8x16, checkpointed": dict(layers=3, batch=8, width=16, checkpointed=True),
+    "5 layers 64x32, mean of squares": dict(layers=5, batch=64, width=32, loss="squares"),
+    "5 layers 64x32, mean of squares, checkpointed": dict(layers=5, batch=64, width=32, loss="squares",
+                                                           checkpointed=True),
+}
+
+
+@pytest.mark.parametrize("device", LIVE_DEVICES)
+@pytest.mark.parametrize("name", CHAINS)
+def test_the_peak_during_backward_is_torchs(name, device):
+    expected = live_around_backward(torch, device, tanh_chain, **CHAINS[name])
+    actual = live_around_backward(minigrad, device, tanh_chain, **CHAINS[name])
+    assert actual == expected
+    before, peak, after = actual
+    assert peak > before and peak > after, "backward makes gradients, so the peak is above both ends"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["plain", "checkpointed"])
+def test_cuda_memory_allocated_around_backward_is_torchs(checkpointed):
+    """torch.cuda's own counters (what a learner's GPU runs out of): after a warm-up of each library
+    (cuBLAS's workspaces, one per thread, are made on first use and kept), the bytes before backward,
+    the peak during it and the bytes after are torch's."""
+    def measure(lib):
+        kept = tanh_chain(lib, "cuda", checkpointed=checkpointed)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        kept[-1].backward()
+        torch.cuda.synchronize()
+        return before, torch.cuda.max_memory_allocated(), torch.cuda.memory_allocated()
+
+    for lib in (torch, minigrad):
+        measure(lib)
+    assert measure(minigrad) == measure(torch)
+
+
+def profiled_around_backward(lib, build, **kwargs):
+    """What torch's profiler sees of the CPU allocator: (before, peak, after) as live_around_backward."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        kept = build(lib, "cpu", **kwargs)
+        with record_function("backward under test"):
+            kept[-1].backward()
+    events = list(prof.profiler.kineto_results.events())
+    (window,) = [e for e in events if e.name() == "backward under test"]
+    allocations = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
+    alive = peak = 0
+    before = None
+    for time, size in allocations:
+        if before is None and time >= window.start_ns():
+            before = peak = alive
+        alive += size
+        if window.start_ns() <= time <= window.end_ns():
+            peak = max(peak, alive)
+    return before, peak, alive
+
+
+@pytest.mark.parametrize("lib", [torch, minigrad], ids=["torch", "minigrad"])
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["plain", "checkpointed"])
+def test_live_bytes_count_what_the_cpu_allocator_counts(lib, checkpointed):
+    """LiveBytes against torch's profiler (profile_memory=True: every allocation and free of the CPU
+    allocator): the same bytes before backward, at its peak and after, for each library. Without
+    checkpoint's copy of the random state: torch.get_rng_state() makes it outside torch's ops (a CPU
+    tensor even on CUDA, where torch.cuda.memory_allocated doesn't count it either), unseen by LiveBytes."""
+    shape = dict(layers=4, batch=32, width=64, checkpointed=checkpointed, rng=False)
+    assert live_around_backward(lib, "cpu", tanh_chain, **shape) == profiled_around_backward(lib, tanh_chain, **shape)
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu"])
+def test_live_bytes_count_each_storage_once_and_nothing_made_before(device):
+    made_before = torch.ones(1000, device=device)
+    with memory.LiveBytes(device) as live:
+        view = made_before[10:]
+        x = torch.empty(100, device=device)
+        y = x.view(10, 10).t()
+        assert live.current == live.peak == 400
+        z = made_before + 1
+        assert live.current == 4400
+        del x, y
+        assert live.current == 4000
+        del z, view
+        assert (live.current, live.peak) == (0, 4400)
+
+
+def forum_points(lib, device, live):
+    """Bytes alive at the points the forum threads ask about, and the peak of each backward."""
+    points = {}
+    layers, x, forward = mlp(lib, depth=4, width=64, batch=32)
+    layers = [layer.to(device) for layer in layers]
+    x = x.to(device)
+
+    def backward(name, loss, **kwargs):
+        live.reset_peak()
+        loss.backward(**kwargs)
+        points[name + ": peak"], points[name] = live.peak, live.current
+
+    loss = forward(x, layers).sum()
+    points["after forward"] = live.current
+    backward("backward(retain_graph=True)", loss, retain_graph=True)
+    backward("second backward", loss)
+    del loss
+    points["del loss"] = live.current
+    for layer in layers:
+        layer.weight.grad = layer.bias.grad = None
+    points["grad = None"] = live.current
+    kept = [(forward(x, layers) ** 2).mean() for _ in range(3)]
+    points["three losses kept"] = live.current
+    backward("backward of a kept loss", kept[1])
+    del kept
+    points["kept losses dropped"] = live.current
+    return points
+
+
+@pytest.mark.parametrize("device", LIVE_DEVICES)
+def test_bytes_alive_at_the_forum_points_are_torchs(device):
+    results = {}
+    for lib in (torch, minigrad):
+        with memory.LiveBytes(device) as live:
+            results[lib.__name__] = forum_points(lib, device, live)
+    assert results["minigrad"] == results["torch"]
+
