@@ -179,7 +179,7 @@ class LiveBytes(TorchDispatchMode):
         return out
 
     def _see(self, tensor, made_here):
-        if tensor.layout != torch.strided or (self.device is not None and tensor.device != self.device):
+        if tensor.layout != torch.strided or not self._on_device(tensor.device):
             return
         storage = tensor.untyped_storage()
         key = id(storage)
@@ -189,6 +189,11 @@ class LiveBytes(TorchDispatchMode):
         weakref.finalize(storage, self._free, key)
         self.current += size
         self.peak = max(self.peak, self.current)
+
+    def _on_device(self, device):
+        """Whether ``device`` is counted: "cuda" counts every CUDA device, "cuda:1" only that one."""
+        wanted = self.device
+        return wanted is None or (device.type == wanted.type and wanted.index in (None, device.index))
 
     def _free(self, key):
         self.current -= self._counted.pop(key)

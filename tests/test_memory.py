@@ -310,6 +310,17 @@ def test_live_bytes_count_each_storage_once_and_nothing_made_before(device):
         assert (live.current, live.peak) == (0, 4400)
 
 
+def test_live_bytes_on_a_device_type_count_each_of_its_devices():
+    """"cuda" counts cuda:0 (which is what tensors made on "cuda" are on); another type is not counted."""
+    with memory.LiveBytes("meta") as meta, memory.LiveBytes("cpu") as cpu:
+        x = torch.empty(10, device="meta")
+        y = torch.empty(5)
+    assert (meta.peak, cpu.peak) == (40, 20)
+    assert memory.LiveBytes("cuda")._on_device(torch.device("cuda", 0))
+    assert not memory.LiveBytes("cuda:1")._on_device(torch.device("cuda", 0))
+    del x, y
+
+
 def forum_points(lib, device, live):
     """Bytes alive at the points the forum threads ask about, and the peak of each backward."""
     points = {}
