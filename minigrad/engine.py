@@ -244,6 +244,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
             if node not in needed:
                 return (None,) * len(node.next_functions)
         if _all_none(grads):
+            # No gradient reached it, so it has none to give. torch calls it anyway, and frees
+            # what it saved all the same: that memory is not kept until the graph dies.
+            if not retain_graph:
+                node._release_saved()
             return (None,) * len(node.next_functions)
         if node._post_hooks or grad_mode.anomaly.enabled:
             return run_node_observed(node, grads, retain_graph)

@@ -358,3 +358,38 @@ def test_bytes_alive_at_the_forum_points_are_torchs(device):
             results[lib.__name__] = forum_points(lib, device, live)
     assert results["minigrad"] == results["torch"]
 
+
+def no_gradient_reaches_a_branch(lib, device):
+    """A Function whose backward returns None cuts a branch off: no gradient reaches the nodes behind it."""
+    class Cut(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    lib.manual_seed(0)
+    x = lib.randn(64, 64, device=device, requires_grad=True)
+    w = lib.randn(64, 64, device=device, requires_grad=True)
+    branch = x.exp().tanh()
+    loss = Cut.apply(branch).sum() + (x @ w).sum()
+    return x, w, branch, loss
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu"])
+def test_nodes_no_gradient_reaches_free_what_they_saved(device):
+    """torch calls a node that no gradient reached, then frees what it saved: the graph, still held
+    by ``loss``, no longer keeps the branch's activations (minigrad used to keep them until it died)."""
+    expected = live_around_backward(torch, device, no_gradient_reaches_a_branch)
+    actual = live_around_backward(minigrad, device, no_gradient_reaches_a_branch)
+    assert actual == expected
+    for lib in (torch, minigrad):
+        x, w, branch, loss = no_gradient_reaches_a_branch(lib, device)
+        loss.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            branch.grad_fn._saved_result
+        x, w, branch, loss = no_gradient_reaches_a_branch(lib, device)
+        loss.backward(retain_graph=True)
+        assert branch.grad_fn._saved_result.shape == branch.shape, "retain_graph keeps it"
