@@ -30,7 +30,7 @@ abs, clone, t, transpose, reshape, unsqueeze, squeeze = (Tensor.abs, Tensor.clon
                                                          Tensor.reshape, Tensor.unsqueeze, Tensor.squeeze)
 mm, mv, dot, pow, add, sub, mul, div, neg = (Tensor.mm, Tensor.mv, Tensor.dot, Tensor.pow, Tensor.add, Tensor.sub,
                                              Tensor.mul, Tensor.div, Tensor.neg)
-reciprocal, detach = Tensor.reciprocal, Tensor.detach
+reciprocal, detach, is_inference = Tensor.reciprocal, Tensor.detach, Tensor.is_inference
 softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm, masked_fill = (
     Tensor.softmax, Tensor.log_softmax, Tensor.round, Tensor.sqrt, Tensor.norm, Tensor.argmax, Tensor.unique, Tensor.bmm,
     Tensor.masked_fill)

@@ -1,7 +1,10 @@
 """Autograd's switches: grad modes (whether ops record the backward graph) and the saved-tensor
 hooks in force, thread-local as in torch; anomaly detection, global as in torch."""
 import functools
+import inspect
+import sys
 import threading
+import warnings
 
 
 class _State(threading.local):
@@ -42,11 +45,7 @@ class _Mode:
     _args = ()
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__(*self._args):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(lambda: self.__class__(*self._args), fn)
 
     def __enter__(self):
         self._enter()
@@ -76,12 +75,73 @@ class _Mode:
     # END EXERCISE 5
 
 
-class no_grad(_Mode):
+def _decorate(make_mode, fn):
+    """``fn`` run in a fresh mode from ``make_mode()`` at each call, as torch's context_decorator
+    (torch/utils/_contextlib.py) wraps it. A generator function's generator runs in the mode only
+    while it runs: from each resumption (next, send, throw, close) to its next yield, its caller
+    keeping its own mode in between. A class is decorated as the call that constructs it (torch
+    still does that, with a warning that it is deprecated)."""
+    if inspect.isclass(fn):
+        warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                      "decorate functions or methods. To preserve the current behavior of class decoration, you can "
+                      "directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=3)
+        cls = fn
+
+        def fn(*args, **kwargs):
+            return cls(*args, **kwargs)
+
+    if inspect.isgeneratorfunction(fn):
+        return _decorate_generator(make_mode, fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make_mode():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def _decorate_generator(make_mode, fn):
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        inner = fn(*args, **kwargs)
+        try:
+            with make_mode():
+                response = inner.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_mode():
+                        inner.close()
+                    raise
+                except BaseException:
+                    with make_mode():
+                        response = inner.throw(*sys.exc_info())
+                else:
+                    with make_mode():
+                        response = inner.send(request)
+        except StopIteration as stop:
+            return stop.value
+    return generator
+
+
+class _NoArgumentMode(_Mode):
+    """A mode that takes no argument also decorates without parentheses (``@torch.enable_grad``) and
+    takes the function to wrap as its argument (``torch.no_grad(f)``), as torch's
+    _NoParamDecoratorContextManager does."""
+
+    def __new__(cls, fn=None):
+        if fn is None:
+            return super().__new__(cls)
+        return cls()(fn)
+
+
+class no_grad(_NoArgumentMode):
     def _set(self):
         _state.grad_enabled = False
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoArgumentMode):
     def _set(self):
         _state.grad_enabled = True
 
@@ -109,6 +169,12 @@ class set_grad_enabled(_Mode):
 class inference_mode(_Mode):
     """Like no_grad, and tensors made inside are inference tensors, which can never be saved for
     backward. ``inference_mode(False)`` switches back to normal mode (grad mode on)."""
+
+    def __new__(cls, mode=True):
+        """Anything but a bool is the function to decorate: ``torch.inference_mode(f)``."""
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode=True):
         self._args = (mode,)

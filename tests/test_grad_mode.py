@@ -148,3 +148,87 @@ def test_a_view_made_with_grad_mode_off(base, made_in, after):
             seen["backward"] = _attempt(lambda: (b * 1).sum().backward())
         return seen
     assert_same(scenario)
+
+
+# --- grad modes as decorators, as torch/utils/_contextlib.py makes them ------------------------------
+
+def _modes_in_a_decorated_generator(lib, outer, mode):
+    """Which grad mode each side of a decorated generator sees: the generator runs in its mode from
+    each resumption to its next yield (next, send, throw and close alike), its caller in its own."""
+    seen = []
+
+    @mode()
+    def generator():
+        seen.append(("start", lib.is_grad_enabled()))
+        try:
+            received = yield 1
+            seen.append(("sent", received, lib.is_grad_enabled()))
+            try:
+                yield 2
+            except KeyError:
+                seen.append(("thrown", lib.is_grad_enabled()))
+            yield 3
+        except GeneratorExit:
+            seen.append(("closed", lib.is_grad_enabled()))
+            raise
+
+    with outer():
+        running = generator()
+        seen.append(("first", next(running), lib.is_grad_enabled()))
+        seen.append(("second", running.send("hello"), lib.is_grad_enabled()))
+        seen.append(("third", running.throw(KeyError), lib.is_grad_enabled()))
+        running.close()
+        seen.append(("after", lib.is_grad_enabled()))
+    return seen
+
+
+@pytest.mark.parametrize("outer, mode", [("enable_grad", "no_grad"), ("no_grad", "enable_grad"),
+                                         ("no_grad", "inference_mode")])
+def test_a_decorated_generator_runs_in_the_mode_only_while_it_runs(outer, mode):
+    assert_same(lambda lib: _modes_in_a_decorated_generator(lib, getattr(lib, outer), getattr(lib, mode)))
+
+
+def test_modes_decorate_without_parentheses_and_take_the_function():
+    """``@torch.enable_grad``, ``torch.no_grad(f)``, ``torch.inference_mode(f)`` and
+    ``torch.inference_mode(mode=f)`` decorate ``f``, as ``@mode()`` does."""
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+
+        def double(t):
+            return t * 2, lib.is_grad_enabled(), lib.is_inference_mode_enabled()
+
+        seen = []
+        for decorated in (lib.no_grad(double), lib.enable_grad(double), lib.inference_mode(double),
+                          lib.inference_mode(mode=double), lib.inference_mode(False)(double)):
+            with lib.no_grad():
+                out, grad_enabled, inference = decorated(x)
+            seen.append((flags(out), grad_enabled, inference, lib.is_inference(out), decorated.__name__))
+
+        @lib.enable_grad
+        def bare(t):
+            return t * 2
+
+        with lib.no_grad():
+            seen.append(flags(bare(x)))
+        return seen
+    assert_same(scenario)
+
+
+def test_decorating_a_class_warns_and_decorates_its_construction():
+    def scenario(lib):
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+
+            @lib.no_grad()
+            class Model:
+                def __init__(self):
+                    self.in_init = lib.is_grad_enabled()
+
+                def method(self):
+                    return lib.is_grad_enabled()
+
+            made = Model()
+        return [(w.category.__name__, str(w.message)) for w in caught], made.in_init, made.method()
+    assert_same(scenario)
