@@ -49,3 +49,5 @@ def test_memory_bench_matches_torch_byte_for_byte(bench):
     ratios = re.findall(r"ratio ([\d.]+)", out)
     assert len(ratios) == 4 and set(ratios) == {"1.00"}, out
     assert int(re.search(r"\(b\)[^\n]*keeps (\d+)% less", out)[1]) >= 50, out
+    same = re.findall(r"same: (\w+)", out)
+    assert len(same) >= 6 and set(same) == {"True"}, "every byte alive during backward is torch's: " + out
