@@ -493,9 +493,17 @@ class Max(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        """torch's evenly_distribute_backward: the elements equal to the max (the NaN ones when the
+        max is NaN) share the gradient, as ``mask * (grad / count)``: a boolean mask and the result,
+        no float copy of the mask. On the CPU torch picks the mask by asking whether the max is NaN;
+        elsewhere (CUDA, meta) it doesn't wait for the device, and builds it with isnan in full."""
         a, result = ctx.saved_tensors
-        mask = (a._data == result._data).to(grad.dtype)
-        return grad * constant(mask / mask.sum())
+        data, value = a._data, result._data
+        if data.device.type == "cpu":
+            mask = data.isnan() if value.isnan().item() else data == value
+        else:
+            mask = (data == value).logical_or_(data.isnan().logical_and_(value.isnan()))
+        return constant(mask) * (grad / constant(mask.sum()))
 
 
 class MaxDim(Function):
