@@ -294,3 +294,19 @@ def test_softmax_gradcheck(kernel_device, check):
 
     x = minigrad.randn(2, 5, dtype=minigrad.float64, device=kernel_device, requires_grad=True)
     assert getattr(minigrad.autograd, check)(Softmax.apply, (x,))
+
+
+@pytest.mark.parametrize("installed, cuda, why", [
+    ({"triton": "3.9.0", "numpy": "2.4.6"}, False, None),
+    ({"triton": "3.6.0", "numpy": "2.4.6"}, True, None),  # compiled for the GPU: no interpreter
+    ({"triton": "3.6.0", "numpy": "2.4.6"}, False, "the one of Triton 3.6.0 (which torch"),
+    ({"numpy": "2.4.6"}, False, "need triton, which is not installed: minigrad's optional extra, pip install -e '.[kernels]'"),
+])
+def test_the_kernels_say_why_they_cannot_run_here(monkeypatch, installed, cuda, why):
+    """Torch 2.11's and 2.12's CUDA builds bring Triton 3.6, whose interpreter fails on these kernels:
+    without a GPU that is a reason, as a missing Triton is (lesson 9 prints it and runs the rest)."""
+    monkeypatch.setattr(kernels.importlib.util, "find_spec", lambda name: object() if name in installed else None)
+    monkeypatch.setattr(kernels.importlib.metadata, "version", lambda name: installed[name])
+    monkeypatch.setattr(kernels.torch.cuda, "is_available", lambda: cuda)
+    reason = kernels.unavailable()
+    assert reason is None if why is None else why in reason

@@ -7,6 +7,8 @@ its graph one node. Triton is the optional extra (``pip install '.[kernels]'``) 
 first use of a kernel: ``import minigrad`` and ``import minigrad.kernels`` don't need it.
 ``triton_softmax`` is exercise 9's reference, written the same way: softmax, forward and backward.
 """
+import importlib.metadata
+import importlib.util
 import os
 
 import torch
@@ -47,6 +49,30 @@ def logsumexp_ops(x):
     shift = data.amax(-1, keepdim=True) if data.numel() else data.new_zeros(data.shape[:-1] + (1,))
     shift = constant(shift.masked_fill(shift.isinf(), 0))
     return (x - shift).exp().sum(-1).log() + shift.squeeze(-1)
+
+
+INTERPRETER_TRITON = (3, 7, 1)
+"""The oldest Triton whose interpreter runs these kernels: 3.6's (what torch 2.11's and 2.12's CUDA
+builds bring) fails on them with "only 0-dimensional arrays can be converted to Python scalars"."""
+
+
+def unavailable():
+    """Why the Triton kernels cannot run here, in a sentence for a learner, or None: Triton and the
+    numpy its interpreter needs must be installed, and without a GPU (where the interpreter runs
+    them) Triton must be 3.7.1 or newer."""
+    missing = [name for name in ("triton", "numpy") if importlib.util.find_spec(name) is None]
+    if missing:
+        return (f"Triton's kernels need {' and '.join(missing)}, which is not installed: minigrad's optional extra, "
+                "pip install -e '.[kernels]' (or MINIGRAD_EXTRAS=kernels ./run lab), then restart the kernel.")
+    version = importlib.metadata.version("triton")
+    if not torch.cuda.is_available() and _release(version) < INTERPRETER_TRITON:
+        return (f"Without a GPU, Triton's interpreter runs the kernels, and the one of Triton {version} (which torch "
+                f"{torch.__version__} brought) cannot: pip install 'triton>=3.7.1,<3.10', then restart the kernel.")
+    return None
+
+
+def _release(version):
+    return tuple(int(part) for part in version.split("+")[0].split(".")[:3] if part.isdigit())
 
 
 def _triton():

@@ -13,7 +13,7 @@ import weakref
 
 import torch
 
-from .. import grad_mode
+from .. import grad_mode, releases
 from ..autograd.graph import saved_tensors_hooks
 from ..function import PackedTensor, SavedTensor, save
 from ..grad_mode import enable_grad
@@ -75,6 +75,11 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
             stacklevel=2)
     elif use_reentrant:
         raise NotImplementedError("minigrad's checkpoint is torch's non-reentrant one: pass use_reentrant=False")
+    if releases.CHECKPOINT_SAVES_A_PLACEHOLDER:  # an empty tensor saved (and unpacked) before the inputs
+        def body(placeholder, *inputs, **keywords):
+            return function(*inputs, **keywords)
+        return checkpointed_forward(body, (Tensor(torch.empty(0), requires_grad=True), *args), kwargs,
+                                    preserve_rng_state)
     return checkpointed_forward(function, args, kwargs, preserve_rng_state)
 
 
