@@ -8,6 +8,9 @@ is what the installed release does, named by the release that brought the change
 import torch
 
 RELEASE = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+SUPPORTED = ((2, 11), (2, 13))
+"""The releases minigrad follows, first and last: outside them it may word things differently."""
+FOLLOWED = SUPPORTED[0] <= RELEASE <= SUPPORTED[1]
 
 SHORT_NODE_NAMES_IN_ERRORS = RELEASE >= (2, 13)
 """The version and view errors name a node by its op ("output 0 of Exp"); before, by its name

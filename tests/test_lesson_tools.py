@@ -68,6 +68,19 @@ def test_side_by_side_prints_both_columns_and_raises_when_minigrad_differs(capsy
     assert lines[3].endswith("<- differs")
 
 
+def test_on_a_torch_minigrad_does_not_follow_a_difference_is_said_not_raised(capsys, monkeypatch):
+    """Issue 23: a lesson must not stop on a difference the learner did not cause. On a release
+    minigrad does not follow (a newer torch may word an error differently) it says so and goes on."""
+    def scenario(lib):
+        return {"differs": lib.__name__}
+
+    monkeypatch.setattr(lesson.releases, "FOLLOWED", False)
+    side_by_side(scenario)
+    out = capsys.readouterr().out
+    assert "minigrad differs from torch in: differs" in out
+    assert "minigrad follows torch 2.11 to 2.13; yours, " in out and "the lesson goes on." in out
+
+
 def test_a_long_error_is_written_out_in_full_under_the_table(capsys):
     side_by_side(lambda torch: {"second": attempt(second_backward, torch), "x": torch.ones(1)})
     lines = capsys.readouterr().out.splitlines()
