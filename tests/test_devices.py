@@ -189,3 +189,35 @@ ROOT_GRADIENTS = [(A, meta(*A)), (A, cpu(*A)), (A, cpu()), ((), meta()), ((), cp
 @pytest.mark.parametrize("call", ROOT_CALLS.values(), ids=ROOT_CALLS.keys())
 def test_root_gradient_device(call, shape, gradient):
     assert_same(from_root, call, shape, gradient)
+
+
+# Every factory that takes device=, and those that take it from a tensor: where torch puts the result.
+FACTORIES = {
+    "tensor": lambda lib, d: lib.tensor([[1.0, 2.0], [3.0, 4.0]], device=d),
+    "tensor(number)": lambda lib, d: lib.tensor(3.0, device=d),
+    "ones": lambda lib, d: lib.ones(2, 3, device=d),
+    "zeros": lambda lib, d: lib.zeros((2, 3), device=d, requires_grad=True),
+    "empty": lambda lib, d: lib.empty(2, 3, device=d),
+    "full": lambda lib, d: lib.full((2, 3), 1.5, device=d),
+    "eye": lambda lib, d: lib.eye(3, device=d),
+    "arange": lambda lib, d: lib.arange(5, device=d),
+    "arange(float)": lambda lib, d: lib.arange(0.0, 1.0, 0.25, device=d),
+    "rand": lambda lib, d: lib.rand(2, 3, device=d),
+    "randn": lambda lib, d: lib.randn(2, 3, device=d, dtype=lib.float64),
+    "randint": lambda lib, d: lib.randint(0, 5, (2, 3), device=d),
+    "randperm": lambda lib, d: lib.randperm(4, device=d),
+    "ones_like": lambda lib, d: lib.ones_like(lib.ones(2, 3, device=d)),
+    "zeros_like(device=)": lambda lib, d: lib.zeros_like(lib.ones(2, 3), device=d),
+    "randn_like": lambda lib, d: lib.randn_like(lib.ones(2, 3, device=d)),
+    "Linear": lambda lib, d: lib.nn.Linear(3, 2, device=d).weight,
+    "Module.to": lambda lib, d: lib.nn.Linear(3, 2).to(d).bias,
+}
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu"])
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_factories_place_their_result_as_torch_does(factory, device):
+    def made(lib):
+        tensor = FACTORIES[factory](lib, device)
+        return described(tensor), tensor.requires_grad
+    assert_same(made)
