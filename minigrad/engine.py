@@ -24,10 +24,11 @@ def compute_dependencies(root_nodes):
     """How many edges point at each node reachable from ``root_nodes``.
 
     Walk the graph with an explicit stack, not recursion: a chain of a million nodes must work.
+    Each node is walked once, even one that is given twice among the roots.
     """
     dependencies = {}
-    stack = list(root_nodes)
-    seen = set(stack)
+    seen = set(root_nodes)
+    stack = list(seen)
     while stack:
         node = stack.pop()
         for next_node, _ in node.next_functions:
@@ -100,21 +101,30 @@ def nodes_leading_to(root_nodes, targets):
     return needed
 
 
-def _call_pre_hooks(node, grads):
-    """Tensor hooks first (a hook may replace the gradient), then retain_grad's, then the node's own
-    pre-hooks (``register_prehook``), as torch orders them."""
+def _call_tensor_pre_hooks(node, grads):
+    """The hooks of the tensors the node made (a hook may replace the gradient), then retain_grad's,
+    which sees what they made of it. Each list of hooks as it was when the node started: a hook
+    that removes another does not keep it from running this time, as in torch."""
     hooks, retains = node._tensor_pre_hooks, node._retains_grad_hooks
     grads = list(grads)
     for output_nr, grad in enumerate(grads):
         if grad is None:
             continue
-        for hook in (hooks or {}).get(output_nr, ()):
+        for hook in tuple((hooks or {}).get(output_nr, ())):
             result = hook(grad)
             if result is not None:
                 grads[output_nr] = grad = result
         if retains and output_nr in retains:
             retains[output_nr](grad)
-    for hook in node._pre_hooks or ():
+    return grads
+
+
+def _call_pre_hooks(node, grads):
+    """Tensor hooks and retain_grad's first, then the node's own pre-hooks (``register_prehook``),
+    as torch orders them."""
+    if node._tensor_pre_hooks or node._retains_grad_hooks:
+        grads = _call_tensor_pre_hooks(node, grads)
+    for hook in tuple(node._pre_hooks or ()):
         result = hook(tuple(grads))
         if result is not None:
             grads = list(_checked_hook_result(hook, result, len(grads)))
@@ -124,7 +134,7 @@ def _call_pre_hooks(node, grads):
 def _call_post_hooks(node, grad_inputs, grad_outputs):
     """The node's ``register_hook`` hooks: ``hook(grad_inputs, grad_outputs)`` may replace grad_inputs."""
     grad_inputs = tuple(grad_inputs)
-    for hook in node._post_hooks:
+    for hook in tuple(node._post_hooks):
         result = hook(grad_inputs, grad_outputs)
         if result is not None:
             grad_inputs = _checked_hook_result(hook, result, len(grad_inputs))
@@ -219,11 +229,15 @@ def run_node_observed(node, grads, retain_graph):
     return _call_post_hooks(node, outputs, grad_outputs) if node._post_hooks else outputs
 
 
-def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, observer=None):
+def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, observer=None, inputs=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
     ``captures`` maps edges (node, input_nr) to the list where autograd.grad wants their gradient;
-    with captures, only nodes leading to another captured node run (a leaf's AccumulateGrad never does).
+    ``inputs`` lists the edges backward(inputs=...) accumulates into. With either, only the nodes
+    that lead to one of those edges run, and those of ``inputs`` themselves (torch's exec_info). A
+    captured node that need not run gets its tensor hooks called (not its own pre-hooks) and its
+    gradient captured; a node that runs has it captured as it arrived, before any hook, as in
+    torch. Any other node is passed by: no hook, no gradient.
 
     ``observer(node, grads, run)``, when given, is called in place of running each node, in the
     engine's order: ``grads`` is the list of gradients the node is handed (running it may empty the
@@ -231,18 +245,30 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     included) and returns its gradients for ``node.next_functions``; the observer returns what
     ``run()`` returned. It watches the one engine loop, ``backprop``, rather than copying it.
     """
-    needed = None if captures is None else nodes_leading_to([n for n, _ in roots], {n for n, _ in captures})
+    targets = {n for n, _ in (captures if captures is not None else inputs or ())}
+    needed = None
+    if captures is not None or inputs is not None:
+        needed = nodes_leading_to([n for n, _ in roots], targets)
+        if inputs is not None:
+            needed |= targets
+
+    def capture(node, grads):
+        for input_nr, grad in enumerate(grads):
+            slot = captures.get((node, input_nr))
+            if slot is not None:
+                slot.append(grad)
 
     def call(node, grads):
+        if needed is not None and node not in needed:
+            if captures is not None and node in targets:
+                if node._tensor_pre_hooks or node._retains_grad_hooks:
+                    grads = _call_tensor_pre_hooks(node, grads)
+                capture(node, grads)
+            return (None,) * len(node.next_functions)
+        if captures is not None and node in targets:
+            capture(node, grads)
         if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
             grads = _call_pre_hooks(node, grads)
-        if captures is not None:
-            for input_nr, grad in enumerate(grads):
-                slot = captures.get((node, input_nr))
-                if slot is not None:
-                    slot.append(grad)
-            if node not in needed:
-                return (None,) * len(node.next_functions)
         if _all_none(grads):
             # No gradient reached it, so it has none to give. torch calls it anyway, and frees
             # what it saved all the same: that memory is not kept until the graph dies.

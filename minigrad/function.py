@@ -118,13 +118,17 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
+    @property
+    def _tensor_pre_hooks(self):
+        """The leaf's hooks (``register_hook``) are this node's tensor pre-hooks, as in torch: they run
+        before the node's own pre-hooks, and also where autograd.grad only captures the gradient."""
+        hooks = self.variable._hooks
+        return {0: hooks} if hooks else None
+
     def apply(self, grads):
+        """Accumulate, then run the leaf's post-accumulate-grad hooks (an optimizer's step in backward)."""
         grad = grads.pop()
         variable = self.variable
-        for hook in variable._hooks or ():
-            result = hook(grad)
-            if result is not None:
-                grad = result
         old = variable._grad
         if old is None and grad_mode.is_grad_enabled():
             variable._grad = _copy_like(variable, grad)
@@ -134,6 +138,9 @@ class AccumulateGrad(Node):
             variable._grad = old + grad
         else:
             old.add_(grad)
+        for hook in tuple(variable._post_accumulate_grad_hooks or ()):
+            if hook(variable) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 

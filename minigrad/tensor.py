@@ -79,6 +79,7 @@ class Tensor:
     _grad = None
     _retains_grad = False
     _hooks = None
+    _post_accumulate_grad_hooks = None
     _grad_accumulator = None
     _is_wrapped_number = False
     """A Python number in an op (``x * 2``): saved-tensor hooks and minigrad.memory never see it, as in torch."""
@@ -253,12 +254,37 @@ class Tensor:
 
         def retain(grad):
             tensor = ref()
-            if tensor is not None and tensor.grad_fn is node:
+            if tensor is not None:
                 tensor._grad = grad.detach().clone() if tensor._grad is None else tensor._grad + grad.detach()
 
         if node._retains_grad_hooks is None:
             node._retains_grad_hooks = {}
         node._retains_grad_hooks[output_nr] = retain
+
+    def _take_history(self, node, output_nr):
+        """Make output ``output_nr`` of ``node`` this tensor's grad_fn: an in-place op (or a view's
+        rebuilt grad_fn) moved its history there. retain_grad's hook moves along, so the gradient of
+        the newest version is the one retained; other hooks stay with the version they were
+        registered on (torch's update_tensor_hooks_on_new_gradfn)."""
+        old, old_output_nr = self._grad_fn, self._output_nr
+        self._grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
+        retain = self._retains_grad and old is not None and (old._retains_grad_hooks or {}).pop(old_output_nr, None)
+        if retain:
+            if node._retains_grad_hooks is None:
+                node._retains_grad_hooks = {}
+            node._retains_grad_hooks[output_nr] = retain
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after backward accumulated a gradient into this leaf's ``.grad``
+        (where an optimizer can step, in backward); it must return None."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = []
+        self._post_accumulate_grad_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     def register_hook(self, hook):
         if not self._requires_grad:
@@ -616,7 +642,7 @@ class Tensor:
         result = function.apply(source, *args)
         self._data.copy_(result._data)
         if self._view is None:
-            self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+            self._take_history(result._grad_fn, 0)
         else:
             views.rebase(self, result._grad_fn)
 

@@ -52,15 +52,14 @@ def rebuilt_grad_fn(view):
     if meta.creation_mode is not None:
         raise RuntimeError(creation_error(view, indirect=True))
     meta.version = view._version_counter.version
-    view._grad_fn, view._output_nr, view._requires_grad = AsStridedBackward0(meta.base, view), 0, True
+    view._take_history(AsStridedBackward0(meta.base, view), 0)
     return view._grad_fn
 
 
 def rebase(view, node):
     """After ``node`` recorded an in-place op on ``view``, the base's history goes through CopySlices."""
     base = view._view.base
-    base._grad_fn = CopySlices(base._gradient_edge(), node, base, view)
-    base._output_nr, base._requires_grad = 0, True
+    base._take_history(CopySlices(base._gradient_edge(), node, base, view), 0)
 
 
 def _geometry(tensor):

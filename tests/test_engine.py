@@ -481,3 +481,147 @@ def test_the_first_gradient_under_create_graph_is_a_recorded_copy():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same(first_gradient_under_create_graph, close=True)
+
+
+# --- backward(inputs=...), roots given twice, which hooks run where (torch's exec_info) --------------
+
+def backward_into_some_inputs(torch, inputs_of):
+    """backward(inputs=...) accumulates into those tensors only: a non-leaf among them retains its
+    grad (for good), one the graph does not reach keeps its .grad; only nodes leading to them run."""
+    ran = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, -1.0], requires_grad=True)
+    unused = torch.tensor([5.0], requires_grad=True)
+    middle = x * y
+    middle.register_hook(lambda g: ran.append("middle hook"))
+    y.register_hook(lambda g: ran.append("y hook"))
+    out = (middle * middle + y).sum()
+    out.grad_fn.register_prehook(lambda g: ran.append("sum prehook"))
+    inputs = inputs_of(x, y, middle, unused)
+    out.backward(inputs=inputs, retain_graph=True)
+    first = [x.grad, y.grad, middle.grad, unused.grad, middle.retains_grad, list(ran)]
+    ran.clear()
+    out.backward(inputs=inputs)  # accumulates
+    return first, [x.grad, y.grad, middle.grad, unused.grad, ran]
+
+
+INPUTS = {
+    "a leaf": lambda x, y, middle, unused: [x],
+    "a leaf, as a tensor": lambda x, y, middle, unused: y,
+    "a non-leaf": lambda x, y, middle, unused: [middle],
+    "leaf and non-leaf": lambda x, y, middle, unused: (x, middle),
+    "one the graph does not reach": lambda x, y, middle, unused: [unused, y],
+    "a dict": lambda x, y, middle, unused: {"x": x, "middle": middle},
+}
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_backward_into_some_inputs(inputs):
+    if inputs == "a dict" and not _torch_takes_dict_inputs():
+        pytest.skip("this torch does not take a dict of inputs")
+    assert_same(backward_into_some_inputs, INPUTS[inputs])
+
+
+def _torch_takes_dict_inputs():
+    x = torch.ones(1, requires_grad=True)
+    try:
+        return isinstance(torch.autograd.grad(x * 2, {"x": x}), dict)
+    except TypeError:
+        return False
+
+
+def bad_inputs(torch, call):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    return call(torch, x, (x * 2).sum())
+
+
+BAD_INPUTS = {
+    "backward, no inputs": lambda torch, x, out: out.backward(inputs=[]),
+    "backward, an input that needs no grad": lambda torch, x, out: out.backward(inputs=[torch.ones(2)]),
+    "grad, materialize_grads without allow_unused": lambda torch, x, out: torch.autograd.grad(
+        out, x, allow_unused=False, materialize_grads=True),
+    "grad, unused inputs materialized": lambda torch, x, out: torch.autograd.grad(
+        out, [x, torch.ones(3, requires_grad=True)], materialize_grads=True),
+    "grad, unused inputs materialized with create_graph": lambda torch, x, out: [
+        (g, g.requires_grad) for g in torch.autograd.grad(out, [x, torch.ones(3, requires_grad=True)],
+                                                          materialize_grads=True, create_graph=True)],
+}
+
+
+@pytest.mark.parametrize("call", BAD_INPUTS)
+def test_what_backward_and_grad_take_as_inputs(call):
+    assert_same(bad_inputs, BAD_INPUTS[call])
+
+
+def same_root_twice(torch, roots_of):
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    roots = roots_of(torch, a, b)
+    torch.autograd.backward(roots, [torch.ones(2) * (i + 1) for i in range(len(roots))])
+    return a.grad, b.grad
+
+
+ROOTS = {
+    "one tensor twice": lambda torch, a, b: [a * b, ] * 2,
+    "one tensor thrice and another": lambda torch, a, b: (lambda p: [p, a + b, p, p])(a * b),
+    "a leaf twice": lambda torch, a, b: [a, a],
+    "two views of one node's output": lambda torch, a, b: (lambda p: [p[:], p[:]])(a * b),
+}
+
+
+@pytest.mark.parametrize("roots", ROOTS)
+def test_a_root_given_twice_gets_both_gradients(roots):
+    """torch sums the gradients of a root given more than once (each root's node runs once)."""
+    assert_same(same_root_twice, ROOTS[roots])
+
+
+def hooks_by_where_they_run(torch, run):
+    """Which hooks run, in order: a leaf's tensor hooks before its AccumulateGrad's own pre-hooks;
+    autograd.grad calls a captured leaf's tensor hooks but not its node's hooks, and captures the
+    gradient of a node it also runs as it arrived, before that node's hooks."""
+    log = []
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a * 2
+    c = b * 3
+    a.register_hook(lambda g: log.append(("a hook", g.item())) or g * 10)
+    acc = b.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda g: log.append(("acc prehook", g[0].item())))
+    acc.register_hook(lambda gi, go: log.append(("acc posthook", go[0].item())))
+    b.register_hook(lambda g: log.append(("b hook", g.item())) or g * 100)
+    b.grad_fn.register_prehook(lambda g: log.append(("b prehook", g[0].item())))
+    b.grad_fn.register_hook(lambda gi, go: log.append(("b posthook", go[0].item())))
+    result = run(torch, a, b, c)
+    return log, result, a.grad
+
+
+RUNS = {
+    "backward": lambda torch, a, b, c: c.backward(),
+    "grad of the leaf": lambda torch, a, b, c: torch.autograd.grad(c, a),
+    "grad of the middle": lambda torch, a, b, c: torch.autograd.grad(c, b),
+    "grad of both": lambda torch, a, b, c: torch.autograd.grad(c, (a, b)),
+    "backward into the middle": lambda torch, a, b, c: c.backward(inputs=[b]),
+}
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_which_hooks_run_in_backward_and_grad(run):
+    assert_same(hooks_by_where_they_run, RUNS[run])
+
+
+def hook_removed_during_backward(torch):
+    """A hook removed by another while the node runs still runs this time (the node goes through
+    its hooks as they were when it started), and not the next."""
+    calls = []
+    a = torch.tensor([1.0], requires_grad=True)
+    b = a * 2
+    handles = []
+    b.grad_fn.register_prehook(lambda g: [h.remove() for h in handles] and None)
+    handles.append(b.grad_fn.register_prehook(lambda g: calls.append("second")))
+    handles.append(b.register_hook(lambda g: calls.append("tensor")))
+    b.sum().backward(retain_graph=True)
+    b.sum().backward()
+    return calls
+
+
+def test_a_hook_removed_during_backward_still_runs_that_time():
+    assert_same(hook_removed_during_backward)

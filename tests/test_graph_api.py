@@ -202,3 +202,46 @@ def detached_pack(torch):
 
 def test_unpacked_tensors_get_their_place_in_the_graph_back():
     assert_same(detached_pack, close=True)
+
+
+# --- post-accumulate-grad hooks ------------------------------------------------------------------
+
+def post_accumulate_grad_hooks(torch):
+    """They run after the leaf's .grad is updated, after its tensor hooks and its AccumulateGrad's
+    pre-hooks and before its post-hooks; with the tensor itself; not in autograd.grad; removable."""
+    log = []
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    w.register_hook(lambda g: log.append(("tensor hook", g.tolist())) or g * 2)
+    acc = (w * 1).grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda g: log.append(("acc prehook", g[0].tolist())))
+    acc.register_hook(lambda gi, go: log.append(("acc posthook", go[0].tolist(), w.grad.tolist())))
+
+    def step(t):
+        log.append(("post accumulate", t is w, t.grad.tolist()))
+        with torch.no_grad():
+            t.sub_(t.grad * 0.5)
+
+    handle = w.register_post_accumulate_grad_hook(step)
+    (w * w).sum().backward()
+    torch.autograd.grad((w * 3).sum(), w)
+    handle.remove()
+    (w * 1).sum().backward()
+    return log, w, w.grad
+
+
+def test_post_accumulate_grad_hooks():
+    assert_same(post_accumulate_grad_hooks)
+
+
+POST_ACCUMULATE_MISUSE = {
+    "on a non-leaf": lambda torch, w: (w * 2).register_post_accumulate_grad_hook(lambda t: None),
+    "on a tensor that needs no grad": lambda torch, w: torch.ones(2).register_post_accumulate_grad_hook(
+        lambda t: None),
+    "a hook that returns something": lambda torch, w: (w.register_post_accumulate_grad_hook(lambda t: t.grad),
+                                                        w.sum().backward()),
+}
+
+
+@pytest.mark.parametrize("misuse", POST_ACCUMULATE_MISUSE)
+def test_post_accumulate_grad_hook_misuse(misuse):
+    assert_same(lambda torch: POST_ACCUMULATE_MISUSE[misuse](torch, torch.ones(2, requires_grad=True)))

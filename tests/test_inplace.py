@@ -226,3 +226,46 @@ def test_inference_tensors(use):
     (torch's exact messages); ops that save nothing may use them, and in-place edits are only
     allowed inside inference_mode."""
     assert_same(inference_tensor, use)
+
+
+def retained_across_in_place_edits(torch, edit):
+    """retain_grad follows the tensor to the node an in-place edit moves it onto (the gradient of
+    its newest version is retained); hooks stay with the version they were registered on."""
+    log = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1
+    a.retain_grad()
+    a.register_hook(lambda g: log.append(("old version", g.tolist())))
+    edit(a)
+    a.register_hook(lambda g: log.append(("new version", g.tolist())))
+    (a * torch.tensor([3.0, 5.0])).sum().backward()
+    return a.grad, x.grad, log, a.grad_fn
+
+
+RETAINED_EDITS = {
+    "mul_": lambda a: a.mul_(2),
+    "twice": lambda a: a.mul_(2).add_(1),
+    "through a view": lambda a: a[:1].mul_(2),
+    "setitem": lambda a: a.__setitem__(1, 7.0),
+}
+
+
+@pytest.mark.parametrize("edit", RETAINED_EDITS)
+def test_retain_grad_follows_in_place_edits(edit):
+    assert_same(retained_across_in_place_edits, RETAINED_EDITS[edit])
+
+
+def retained_view_edited(torch):
+    """A view that retains its grad, edited in place, and another view of the same base: both
+    retain the gradient of their newest version."""
+    base = torch.tensor([1.0, 2.0], requires_grad=True).clone()
+    first, second = base[:], base[:]
+    first.retain_grad()
+    second.retain_grad()
+    first.mul_(2)
+    (first * 3 + second).sum().backward()
+    return first.grad, second.grad
+
+
+def test_a_retained_view_edited_in_place():
+    assert_same(retained_view_edited)

@@ -1,7 +1,10 @@
 """backward() and grad(): what torch.autograd checks and prepares before the engine runs."""
 import warnings
+from collections.abc import Mapping
 
 from .. import engine, releases
+from ..creation import zeros_like
+from ..tensor import Tensor
 
 __all__ = ["backward", "grad", "prepare_backward"]
 
@@ -43,6 +46,18 @@ def _on_devices(outputs, grads):
     return moved
 
 
+def _inputs_tuple(inputs, caller):
+    """``inputs`` as torch takes them: a tensor, a sequence of tensors, or a dict of them (its values)."""
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not {type(inputs).__name__}. Other "
+                        "Mapping types are not supported.")
+    return tuple(inputs)
+
+
 def _roots(outputs):
     for i, out in enumerate(outputs):
         if not out._requires_grad:
@@ -51,13 +66,25 @@ def _roots(outputs):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate into ``.grad`` of the leaves the gradients of ``tensors`` (torch.autograd.backward)."""
+    """Accumulate into ``.grad`` of the leaves the gradients of ``tensors`` (torch.autograd.backward).
+
+    With ``inputs``, into theirs only: a non-leaf among them retains its grad from now on, as in
+    torch; the engine runs only the nodes that lead to them; one the graph does not reach keeps
+    its ``.grad`` as it was."""
     if inputs is not None:
-        raise NotImplementedError("minigrad's backward() does not take inputs=; use autograd.grad")
+        inputs = _inputs_tuple(inputs, "backward")
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if create_graph:
         _warn_create_graph_once()
     roots, grads, retain_graph = prepare_backward(tensors, grad_tensors, retain_graph, create_graph)
-    engine.run_backward(roots, grads, retain_graph, create_graph)
+    if inputs is not None:
+        for tensor in inputs:
+            tensor.retain_grad()
+            if not tensor._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+        inputs = [tensor._gradient_edge() for tensor in inputs]
+    engine.run_backward(roots, grads, retain_graph, create_graph, inputs=inputs)
 
 
 def prepare_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
@@ -85,10 +112,22 @@ def _warn_create_graph_once():
             "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
-    """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is left alone."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is left alone.
+
+    An input the graph does not reach is an error unless ``allow_unused`` (its gradient: None), or
+    ``materialize_grads`` (zeros; it implies allow_unused). A dict of inputs gives a dict back."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    keys = inputs.keys() if type(inputs) is dict else None
+    inputs = _inputs_tuple(inputs, "grad")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
@@ -112,6 +151,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                "this is the desired behavior.")
         if value is not None and not create_graph:
             value = value.detach()
+        if value is None and materialize_grads:
+            value = zeros_like(inputs[i], requires_grad=create_graph)
         results.append(value)
-    return tuple(results)
+    return tuple(results) if keys is None else dict(zip(keys, results))
+
 
