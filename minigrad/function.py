@@ -95,8 +95,16 @@ class Node:
     def _release_saved(self):
         """Drop the saved tensors (what retain_graph=False frees). Nodes that save nothing have nothing to do."""
 
+    def _output_count(self):
+        """How many outputs the forward op had: a gradient for each is what the node takes."""
+        return 1
+
     def __call__(self, *grads):
-        """Calling a node by hand, as ``y.grad_fn(grad)`` in torch: one input gives a tensor, several a tuple."""
+        """Calling a node by hand, as ``y.grad_fn(grad)`` in torch: one gradient per output of the
+        forward op in; out, one input gives a tensor, several a tuple."""
+        expected = self._output_count()
+        if len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         result = self.apply(list(grads))
         return result[0] if len(result) == 1 else result
 
@@ -380,6 +388,12 @@ class BackwardFunction(Node):
         """Whether backward receives zeros (True, the default) or None for outputs that got no gradient."""
         self.materialize_grads = value
 
+    def name(self):
+        return self._node_name
+
+    def _output_count(self):
+        return 1 if self._outputs is None else len(self._outputs)
+
     def _save(self, outputs, results):
         """Wrap what forward passed to save_for_backward: each of its ``outputs`` (as forward returned
         it) is saved as the tensor apply returns for it in ``results`` (see SavedTensor)."""
@@ -497,7 +511,7 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        cls._backward_cls = type(name, (BackwardFunction,), {"_forward_cls": cls})
+        cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,), {"_forward_cls": cls, "_node_name": name})
         cls._separate_setup = cls.setup_context is not Function.setup_context
 
     @staticmethod
@@ -512,10 +526,17 @@ class Function:
     def backward(ctx, *grads):
         raise NotImplementedError
 
+    def __call__(self, *args, **kwargs):
+        """Calling an instance was the old form of Functions (forward and backward as methods)."""
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+                           "autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward with grad mode off, as torch does. When grad mode is on and an input requires
-        grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input.
+        grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input
+        (but a view of an inference tensor records nothing: it is an inference tensor too).
         Keyword arguments count as inputs (before torch 2.13, apply refuses them)."""
         if kwargs and not releases.APPLY_TAKES_KEYWORDS:
             raise TypeError("apply() takes no keyword arguments")
@@ -525,7 +546,7 @@ class Function:
         state = grad_mode._state
         needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in inputs])
         enabled = state.grad_enabled
-        record = enabled and True in needs
+        record = enabled and True in needs and not (cls.is_view and args[0]._is_inference)
         ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(needs)
         state.grad_enabled = False
         try:
@@ -559,8 +580,9 @@ def _with_defaults(forward, args, kwargs):
 def _wrap_outputs(cls, ctx, record, inputs, out):
     """The outputs of a Function whose forward returned minigrad tensors or a tuple: each tensor
     output gets the node as grad_fn (``output_nr``: its position), unless marked non-differentiable;
-    an input marked dirty is itself the output (moved onto the node, as an in-place op moves it); an
-    input returned as it is comes back as a view of it; other values pass through."""
+    an input marked dirty is itself the output (moved onto the node, as an in-place op moves it, its
+    base onto a CopySlices node when it is a view); an input returned as it is comes back as a view
+    of it; with no node, a view made in forward comes back as it is; other values pass through."""
     outputs = out if isinstance(out, tuple) else (out,)
     results, infos = [], []
     for output_nr, value in enumerate(outputs):
@@ -570,10 +592,17 @@ def _wrap_outputs(cls, ctx, record, inputs, out):
             results.append(value)
             infos.append(None)
             continue
-        if any(value is d for d in ctx._dirty):
-            _check_dirty(value, record)
+        dirty_view = False
+        first = next(i for i, earlier in enumerate(outputs) if earlier is outputs[output_nr])
+        if first < output_nr:
+            result = results[first]  # the same tensor twice is one output, in the last place, as in torch
+        elif any(value is d for d in ctx._dirty):
+            dirty_view = _check_dirty(value, record, len(outputs))
             value._version_counter.version += 1
             result = value
+        elif not record and value._view is not None and not any(value is i for i in inputs):
+            result = value
+            value._view.creation_mode = "function"
         elif any(value is i for i in inputs) or value._view is not None or value._grad_fn is not None:
             source = value
             result = Tensor(source._data)
@@ -584,7 +613,9 @@ def _wrap_outputs(cls, ctx, record, inputs, out):
         else:
             result = value
         differentiable = not any(value is n for n in ctx._non_differentiable)
-        if record and differentiable:
+        if dirty_view:
+            views.rebase(result, ctx)
+        elif record and differentiable:
             result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
         elif not differentiable:
             result._requires_grad = False
@@ -600,13 +631,29 @@ def _wrap_outputs(cls, ctx, record, inputs, out):
     return tuple(results) if isinstance(out, tuple) else results[0]
 
 
-def _check_dirty(tensor, record):
-    """An input a Function changed in place: when recorded, not a leaf that requires grad (as in
-    torch), nor a view (which minigrad does not rebase through a custom Function)."""
-    if record and tensor._requires_grad and tensor.grad_fn is None:
+def _check_dirty(tensor, record, output_count):
+    """An input a Function changed in place, checked as torch checks it when recorded: not a leaf
+    that requires grad; a view only of a Function with one output, made with grad mode on, and not
+    of such a leaf. Whether it is such a view, which the edit rebases as an in-place op's view."""
+    if not record:
+        return False
+    if tensor._requires_grad and tensor.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-    if record and tensor._view is not None:
-        raise NotImplementedError("minigrad's mark_dirty takes tensors that are not views")
+    view = tensor._view
+    if view is None:
+        return False
+    if output_count > 1:
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
+            "more than one Tensor. This is not supported by the current autograd engine. You should either make sure "
+            "the input is not a view (using .clone() for example) or make your Function only return one Tensor "
+            "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
+            "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
+            "need help to do this change.")
+    views.check_inplace(tensor)
+    if view.base._requires_grad and view.base.grad_fn is None:
+        raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+    return True
 
 
 class _ForwardContext:
@@ -626,14 +673,18 @@ class _ForwardContext:
     set_materialize_grads = BackwardFunction.set_materialize_grads
 
 
-class DelayedError(Node):
-    """A node that fails when backward reaches it (torch's DelayedError): what ``once_differentiable``
-    puts behind the gradients it returns when someone could differentiate them again."""
+class Error(Node):
+    """A node that fails when backward reaches it (torch's Error, which its DelayedError makes): what
+    ``once_differentiable`` puts behind the gradients it returns when someone could differentiate
+    them again. Its edges lead to those gradients, detached into leaves (None where there is none)."""
 
-    def __init__(self, message, count):
+    def __init__(self, message, edges):
         Node.__init__(self)
         self.message = message
-        self.next_functions = ((None, 0),) * count
+        self.next_functions = tuple(edges)
+
+    def _output_count(self):
+        return len(self.next_functions)
 
     def name(self):
         return "torch::autograd::Error"
@@ -644,7 +695,7 @@ class DelayedError(Node):
 
 def once_differentiable(backward):
     """Decorate a Function's backward that can't be differentiated itself: it runs with grad mode
-    off, and its results, when they could require grad, lead to a DelayedError."""
+    off, and its results, when they could require grad, lead to an Error node."""
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():
@@ -652,8 +703,9 @@ def once_differentiable(backward):
         if not (grad_mode.is_grad_enabled() and any(isinstance(g, Tensor) and g._requires_grad for g in grads)):
             return outputs
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        error = DelayedError("trying to differentiate twice a function that was marked with @once_differentiable",
-                             len(outputs))
+        leaves = [None if o is None else Tensor(o._data, requires_grad=True) for o in outputs]
+        error = Error("trying to differentiate twice a function that was marked with @once_differentiable",
+                      [(None, 0) if leaf is None else leaf._gradient_edge() for leaf in leaves])
         return tuple(None if o is None else Tensor(o._data, grad_fn=error, output_nr=i) for i, o in enumerate(outputs))
     return wrapper
 
@@ -665,4 +717,5 @@ def constant(data):
 
 # The package's one import cycle: Function.apply wraps what forward computed in a Tensor, and
 # Tensor's methods apply Functions (ops.py, views.py). Imported last, when everything above exists.
-from .tensor import Tensor  # noqa: E402
+from .tensor import ERR_VIEW_OF_LEAF_INPLACE, Tensor  # noqa: E402
+from . import views  # noqa: E402  (views.py builds its nodes on Function and Node, defined above)

@@ -32,7 +32,8 @@ class _ViewMeta:
     """What a view knows besides its memory (torch's DifferentiableViewMeta): its ``base``, the
     ``version`` of the shared counter when its grad_fn was last right (an in-place edit since then
     means the grad_fn must be rebuilt), and ``creation_mode`` — "no_grad" or "inference" for a view
-    made with grad mode off (autograd cannot follow in-place edits of it), else None."""
+    made with grad mode off (autograd cannot follow in-place edits of it), "function" for one a custom
+    Function made and returned where no node was recorded, else None."""
 
     __slots__ = ("base", "version", "creation_mode")
 
@@ -147,7 +148,8 @@ class Tensor:
 
     def _become_view_of(self, source):
         """Make this new tensor a view of ``source``: the same version counter and base; made with grad
-        mode off (or from such a view), it requires grad as its base does, but has no grad_fn."""
+        mode off (or from such a view), it requires grad as its base does (unless that is an inference
+        tensor, which has no autograd at all), but has no grad_fn."""
         self._version_counter = counter = source._version_counter
         self._is_inference = source._is_inference
         outer = source._view
@@ -158,7 +160,7 @@ class Tensor:
             mode = None if state.grad_enabled else "inference" if state.inference else "no_grad"
         self._view = _ViewMeta(source if outer is None else outer.base,
                                None if counter is None else counter.version, mode)
-        if self._grad_fn is None and mode is not None:
+        if self._grad_fn is None and mode is not None and not source._is_inference:
             self._requires_grad = source._requires_grad
 
     @property
@@ -192,8 +194,10 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        if value is not None and value.shape != self.shape:
-            raise RuntimeError("assigned grad has data of a different size")
+        """Checked as torch checks it (THPVariable_set_grad): a tensor (or None), not the tensor
+        itself, of its dtype, device and size."""
+        if value is not None:
+            _check_grad(self, value)
         self._grad = value
 
     def _gradient_edge(self):
@@ -239,6 +243,10 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and not (value._data.is_floating_point() or value._data.is_complex()):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
     def retain_grad(self):
@@ -312,7 +320,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self):
-        if self._requires_grad:
+        if self._requires_grad and grad_mode._state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data.numpy()
 
@@ -359,9 +367,15 @@ class Tensor:
         return self._data.__index__()
 
     def __repr__(self):
+        """As torch's: the grad_fn's name without its namespace (``CopySlices``), or ``<Invalid>``
+        where asking for the grad_fn fails (a view made with grad mode off, its memory edited since)."""
         text = repr(self._data)
-        if self.grad_fn is not None:
-            return f"{text[:-1]}, grad_fn=<{self.grad_fn.name()}>)"
+        try:
+            grad_fn = self.grad_fn
+        except RuntimeError:
+            return f"{text[:-1]}, grad_fn=<Invalid>)"
+        if grad_fn is not None:
+            return f"{text[:-1]}, grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>)"
         if self._requires_grad:
             return f"{text[:-1]}, requires_grad=True)"
         return text
@@ -755,6 +769,40 @@ def _sub_scaled_(data, other, alpha):
     """The storage op of ``sub_(other, alpha=k)``: it takes the k that SubScaled, the op recorded
     in its place, takes (and negates itself)."""
     return data.sub_(other, alpha=alpha)
+
+
+_TYPE_META_NAMES = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
+                    torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.bool: "bool"}
+"""How torch's messages name a gradient's dtype (C++ type names) ..."""
+_SCALAR_TYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+                      torch.int64: "Long", torch.int32: "Int", torch.bool: "Bool"}
+"""... and a tensor's (its ScalarType)."""
+
+
+def _check_grad(tensor, grad):
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}")
+    if grad is tensor:
+        raise RuntimeError("can't assign Variable as its own grad")
+    data, grad_data = tensor._data, grad._data
+    if grad_data.dtype != data.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_TYPE_META_NAMES.get(grad_data.dtype, grad_data.dtype)}' to a "
+            f"tensor with grad_dtype '{_SCALAR_TYPE_NAMES.get(data.dtype, data.dtype)}'. The gradient must match the "
+            "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+            "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+            "and its gradient may break downstream systems that assume they match.")
+    if grad_data.device.type != data.device.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type '{grad_data.device.type}' to a tensor "
+                           f"with device type '{data.device.type}'. Please ensure that the gradient and the tensor are "
+                           "on the same device")
+    if grad_data.get_device() != data.get_device():
+        raise RuntimeError(f"attempting to assign a gradient located on device with index '{grad_data.get_device()}' "
+                           f"to a tensor located on device with index '{data.get_device()}'. Please ensure that the "
+                           "gradient and the tensor are on the same device")
+    if grad_data.shape != data.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(grad_data.shape)}' to a tensor of size "
+                           f"'{list(data.shape)}'. Please ensure that the gradient and the tensor are the same size")
 
 
 def _storage(value):

@@ -17,9 +17,21 @@ _CLARIFY = {
 }
 
 
+_MADE_IN_A_FUNCTION = (
+    " This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+    "logic to handle view+inplace would override the custom backward associated with the custom Function, leading "
+    "to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom "
+    "Function.")
+
+
 def creation_error(view, indirect):
-    """torch's message for a view made with grad mode off that is, or whose memory was, edited in place."""
+    """torch's message for a view made with grad mode off that is, or whose memory was, edited in place.
+    Creation mode "function": a view a custom Function made in its forward (always with grad mode
+    off) and returned as it is, where no node was recorded."""
     mode = view._view.creation_mode
+    in_function = mode == "function"
+    if in_function:
+        mode = "no_grad"
     enabled, block = _CLARIFY[mode]
     if view._grad_fn is None:
         made = f"A view was created in {mode} mode"
@@ -31,6 +43,8 @@ def creation_error(view, indirect):
                 f"created in {mode} mode")
     edited = (f"its base or another view of its base has been modified inplace {enabled}" if indirect
               else f"is being modified inplace {enabled}")
+    if in_function:
+        return f"{made} and {edited}.{_MADE_IN_A_FUNCTION}"
     return (f"{made} and {edited}. Given that this use case is ambiguous and error-prone, it is forbidden. "
             f"You can clarify your code by moving both the view and the inplace either both inside the {block} "
             "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "

@@ -3,7 +3,7 @@ what backward must return, non-tensor arguments and outputs, dirty and non-diffe
 once_differentiable. Each scenario is written once against the torch API and run with both."""
 import pytest
 
-from parity import assert_same, both
+from parity import assert_same, both, graph_signature
 
 
 def stable_logsumexp(torch):
@@ -376,3 +376,140 @@ def straight_through_estimator(torch):
 def test_the_tutorials_straight_through_estimator_runs_unchanged():
     expected, actual = both(straight_through_estimator)
     assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+
+
+# --- what torch's upstream autograd tests showed (tests/upstream) -----------------------------------
+
+def legacy_call(torch):
+    class Old(torch.autograd.Function):
+        def forward(self, x):
+            return x
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch warns that Functions are not instantiated
+        made = Old()
+    return made(torch.ones(2))
+
+
+def test_calling_a_function_instance_is_the_legacy_form():
+    assert_same(legacy_call)
+
+
+def twice_differentiated_once_differentiable(torch):
+    """once_differentiable's results lead to an Error node whose edges go to the gradients,
+    detached into leaves (None where backward gave None); backward through it fails."""
+    class Product(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k, b):
+            ctx.save_for_backward(a, b)
+            return a * b * k
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad * b, None, grad * a
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = torch.tensor([3.0, 4.0], requires_grad=True)
+    gx, gy = torch.autograd.grad(Product.apply(x, 2, y).sum(), (x, y), create_graph=True)
+    node = gx.grad_fn
+    shape = (type(node).__name__, node.name(), [(type(n).__name__ if n is not None else None, i)
+                                                for n, i in node.next_functions])
+    return shape, gx.requires_grad, gx.grad_fn is gy.grad_fn, gy.output_nr, gx.sum().backward()
+
+
+def test_once_differentiable_leads_to_an_error_node():
+    assert_same(twice_differentiated_once_differentiable)
+
+
+def same_output_twice(torch):
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * 2
+            return out, out
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a, b = Twice.apply(x)
+    (a + b).sum().backward()
+    return a is b, a.output_nr, x.grad
+
+
+def test_a_tensor_returned_twice_is_one_output_in_its_last_place():
+    assert_same(same_output_twice)
+
+
+def view_returned_without_a_node(torch):
+    """Applied with grad mode off, a Function returns a view made in forward as it is: a view made
+    in no_grad mode, which requires grad as its base does and must not be edited in place."""
+    class Alias(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        out = Alias.apply(x)
+    return out.requires_grad, out.grad_fn, out.zero_()
+
+
+def test_a_view_returned_by_a_function_applied_under_no_grad():
+    assert_same(view_returned_without_a_node)
+
+
+def dirty_view(torch, make_view, outputs):
+    """mark_dirty on a view: the Function's node is an in-place op on the view, so its base moves onto
+    a CopySlices node and the view onto an AsStridedBackward0, as in torch; refused for a view of a
+    leaf that requires grad and for a Function with more than one output."""
+    class DoubleInPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t, other):
+            ctx.mark_dirty(t)
+            t.mul_(2)
+            return (t, other * 1) if outputs == 2 else t
+
+        @staticmethod
+        def backward(ctx, grad, *more):
+            return grad * 2, (more[0] if more else None)
+
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = torch.tensor(1.0, requires_grad=True)
+    base, view = make_view(a)
+    out = DoubleInPlace.apply(view, b)
+    out = out[0] if outputs == 2 else out
+    (base * torch.tensor([1.0, 10.0, 100.0])).sum().backward(retain_graph=True)
+    return out is view, graph_signature(base), graph_signature(out), base, a.grad, b.grad
+
+
+DIRTY_VIEWS = {
+    "a slice of a non-leaf": lambda a: (lambda base: (base, base[1:]))(a.clone()),
+    "a view of a non-leaf": lambda a: (lambda base: (base, base.view(3)))(a * 1),
+    "a view of a leaf": lambda a: (a, a[:2]),
+}
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+@pytest.mark.parametrize("make_view", DIRTY_VIEWS)
+def test_mark_dirty_on_a_view(make_view, outputs):
+    assert_same(dirty_view, DIRTY_VIEWS[make_view], outputs)
+
+
+def calling_a_node_by_hand(torch, count):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x ** 2
+    return y.grad_fn(*[torch.ones(2)] * count)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2])
+def test_a_node_called_by_hand_takes_one_gradient_per_output(count):
+    assert_same(calling_a_node_by_hand, count)

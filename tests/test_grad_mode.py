@@ -232,3 +232,16 @@ def test_decorating_a_class_warns_and_decorates_its_construction():
             made = Model()
         return [(w.category.__name__, str(w.message)) for w in caught], made.in_init, made.method()
     assert_same(scenario)
+
+
+def test_a_view_of_an_inference_tensor_does_not_require_grad():
+    def scenario(lib):
+        seen = []
+        for requires_grad in (True, False):
+            with lib.inference_mode():
+                made = lib.ones(2, 3, requires_grad=requires_grad)
+                view = made.view(-1)
+                seen.append([flags(view), lib.is_inference(view), flags(made[0])])
+            seen.append(flags(made.view(-1)))
+        return seen
+    assert_same(scenario)

@@ -119,3 +119,66 @@ def test_repr_of_every_kind_of_tensor_matches_torch():
         return [repr(x), repr(x * 2), repr(x.detach()), repr(lib.nn.Parameter(lib.ones(2))), str(x.sum()),
                 repr(x.max(0)), f"{x.sum():.2f}"]
     assert_same(reprs)
+
+
+def test_repr_names_the_grad_fn_as_torch_does():
+    """Without a namespace (CopySlices, CopyBackwards), and ``<Invalid>`` where the grad_fn cannot be
+    made: a view made under no_grad whose memory was then edited."""
+    def reprs(lib):
+        x = lib.ones(2, requires_grad=True)
+        sliced = x.clone()
+        sliced[0] = 3.0
+        copied = lib.zeros(2)
+        copied.copy_(x)
+        with lib.no_grad():
+            view = x[:]
+            view *= 2
+        return [repr(sliced), repr(copied), repr(view), view.requires_grad]
+    assert_same(reprs)
+
+
+SETTING_GRAD = {
+    "a tensor": lambda lib, x: lib.ones(2, 3),
+    "None": lambda lib, x: None,
+    "a number": lambda lib, x: 0,
+    "itself": lambda lib, x: x,
+    "the wrong size": lambda lib, x: lib.ones(3, 2),
+    "the wrong dtype": lambda lib, x: lib.ones(2, 3, dtype=lib.float64),
+    "the wrong dtype and size": lambda lib, x: lib.ones(2, dtype=lib.int64),
+    "the wrong device": lambda lib, x: lib.ones(2, 3, device="meta"),
+}
+
+
+@pytest.mark.parametrize("value", SETTING_GRAD)
+def test_setting_grad_is_checked_as_torch_checks_it(value):
+    def scenario(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        x.grad = SETTING_GRAD[value](lib, x)
+        return x.grad
+    assert_same(scenario)
+
+
+SETTING_DATA = {
+    "a float tensor": lambda lib: lib.tensor(2.0),
+    "an integer tensor": lambda lib: lib.tensor(3),
+    "not a tensor": lambda lib: [1.0],
+}
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("value", SETTING_DATA)
+def test_setting_data_is_checked_as_torch_checks_it(value, requires_grad):
+    def scenario(lib):
+        x = lib.tensor(1.0, requires_grad=requires_grad)
+        x.data = SETTING_DATA[value](lib)
+        return x, x.requires_grad
+    assert_same(scenario)
+
+
+def test_numpy_of_a_tensor_that_requires_grad_only_with_grad_mode_off():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.no_grad():
+            inside = x.numpy().tolist()
+        return inside, x.numpy()
+    assert_same(scenario)
