@@ -54,7 +54,8 @@ def main(argv=None):
     if args.command == "build":
         return _build(args.check)
     if args.command == "stage":
-        build.stage(build.ROOT)
+        if build.stage(build.ROOT):
+            print("minigrad: staged each exercise's minigrad (its parts stubbed) beside its notebook", file=sys.stderr)
         return 0
     from . import workflow
 

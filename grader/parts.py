@@ -148,7 +148,8 @@ def exercise_number(spec):
 
 def stage(root):
     """Stage each exercise's package into solutions/ and exercises/, unless the staged copies were
-    made from the same sources (minigrad/ and grader/, checksummed into .course/staged)."""
+    made from the same sources (minigrad/ and grader/, checksummed into .course/staged). Returns
+    whether it staged them."""
     stamp = root / ".course" / "staged"
     sources = hashlib.sha256()
     for path in sorted((root / "minigrad").rglob("*.py")) + sorted((root / "grader").rglob("*.py")):
@@ -156,7 +157,7 @@ def stage(root):
     targets = [(root / folder / spec.stem / "minigrad", exercise_number(spec))
                for spec in exercise_specs(root) for folder in ("solutions", "exercises")]
     if stamp.exists() and stamp.read_text() == sources.hexdigest() and all(t.is_dir() for t, _ in targets):
-        return
+        return False
     for target, number in targets:
         stage_package(root / "minigrad", target, number)
         # graded(...) checks Validate as grading does: the grader's static check, and its run-time
@@ -166,3 +167,4 @@ def stage(root):
         (target.parent / "guards.py").write_text(f"{text}\n\nEXERCISE = {target.parent.name!r}  # staged for it\n")
     stamp.parent.mkdir(exist_ok=True)
     stamp.write_text(sources.hexdigest())
+    return True

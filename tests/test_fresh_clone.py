@@ -144,6 +144,9 @@ def test_formgrader_collects_and_autogrades_a_late_submission_in_the_sandbox(clo
     submit(clone["root"], clone["base"] / "cy", "cy")  # after the others were graded
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
+        page.goto(f"{lab['url']}/?token={lab['token']}")  # the lab opens on the start page
+        expect(page.locator("[data-type='document-title'].lm-mod-current")).to_contain_text("00_start_here.ipynb",
+                                                                                            timeout=LONG)
         page.goto(f"{lab['url']}/lab?reset&token={lab['token']}")
         page.locator(".jp-Launcher").wait_for(timeout=LONG)
         labs.menu(page, "Nbgrader", "nbgrader:open-formgrader")
