@@ -184,13 +184,13 @@ class PowTensor(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        """torch's pow_backward_self and pow_backward_exponent: 0 where the exponent is 0 (for self),
+        and where self is 0 and the exponent is not negative (for the exponent): there ``b * a**(b-1)``
+        and ``log(a)`` are not finite, and the limit is 0."""
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        grad_a = grad * b * a ** (b - 1) if need_a else None
-        grad_b = None
-        if need_b:
-            safe_log = a.log() * constant(((a._data != 0) | (b._data < 0)).to(result.dtype))
-            grad_b = grad * result * safe_log
+        grad_a = (grad * b * a ** (b - 1)).masked_fill(constant(b._data == 0), 0) if need_a else None
+        grad_b = (grad * result * a.log()).masked_fill(constant((a._data == 0) & (b._data >= 0)), 0) if need_b else None
         return grad_a, grad_b
 
 
@@ -209,10 +209,10 @@ class PowScalarBase(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        """``grad * result * log(base)``; for base 0, torch's limit 0 where the exponent is not negative."""
         b, result = ctx.saved_tensors
-        if ctx.base == 0:
-            return None, grad * constant(torch.zeros_like(result._data))
-        return None, grad * result * float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64)))
+        grad_b = grad * result * float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64)))
+        return None, grad_b.masked_fill(constant(b._data >= 0), 0) if ctx.base == 0 else grad_b
 
 
 # --- unary -----------------------------------------------------------------------------------

@@ -462,3 +462,23 @@ def test_dropout_drops_what_torch_drops(device):
         off = lib.nn.functional.dropout(x, p=0.3, training=False)
         return [y, z, x.grad, graph_signature(y), graph_signature(z), off is x]
     assert_same(scenario, device)
+
+
+POW_AT_ZERO = {
+    "tensor ** tensor": lambda lib, base, exponent: base ** exponent,
+    "number 0 ** tensor": lambda lib, base, exponent: 0 ** exponent,
+    "number 2 ** tensor": lambda lib, base, exponent: 2 ** exponent,
+    "tensor ** 0": lambda lib, base, exponent: base ** 0,
+}
+
+
+@pytest.mark.parametrize("op", POW_AT_ZERO)
+def test_pow_gradients_where_the_base_or_exponent_is_zero(op):
+    """torch's pow backward is 0 where the exponent is 0 (for the base) and where the base is 0 and
+    the exponent is not negative (for the exponent), the limits; elsewhere the formula (inf, -inf)."""
+    def scenario(lib):
+        base = lib.tensor([0.0, 0.0, 0.0, 2.0], requires_grad=True)
+        exponent = lib.tensor([-1.0, 0.0, 1.0, 0.0], requires_grad=True)
+        out = POW_AT_ZERO[op](lib, base, exponent)
+        return out, lib.autograd.grad(out.sum(), (base, exponent), allow_unused=True)
+    assert_same(scenario, close=True)
