@@ -12,6 +12,7 @@ node saved. An ``observer`` given to ``run_backward`` is handed each node as it 
 (minigrad.viz's Stepper pauses the real backward there, one node at a time).
 """
 import heapq
+import sys
 import warnings
 
 import torch
@@ -150,10 +151,29 @@ def _checked_hook_result(hook, result, expected):
 
 
 def _anomaly_report(node):
-    """What torch's anomaly mode adds to an error in backward: where the failing node was made."""
-    trace = "".join(node.metadata.get("traceback_", ["(no forward trace: the node was made before anomaly mode)\n"]))
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
-                  stacklevel=4)
+    """What torch's anomaly mode adds to an error in backward, one warning each: where the failing
+    node was made, then where each node whose backward made it (its "parent_") was made. A warning
+    that raises (warnings turned into errors) is printed to stderr instead, as torch does, so the
+    error in backward is the one raised."""
+    metadata, is_parent = node.metadata, False
+    while True:
+        trace = metadata.get("traceback_")
+        if trace is None:
+            message = (f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+                       "anomaly during forward pass for more information.")
+        elif is_parent:
+            message = (f"\n\nPrevious calculation was induced by {node.name()}. Traceback of forward call that "
+                       f"induced the previous calculation:\n{''.join(trace)}")
+        else:
+            message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{''.join(trace)}"
+        try:
+            warnings.warn(message, stacklevel=4)
+        except Warning:
+            print(message, file=sys.stderr)
+        node = metadata.get("parent_")
+        if node is None:
+            return
+        metadata, is_parent = node.metadata, True
 
 
 def _check_nan(node, grads):
@@ -218,6 +238,8 @@ def run_node_observed(node, grads, retain_graph):
     """``run_node`` for a node with post hooks, or under anomaly mode (which reports where a failing
     node was made, and with ``check_nan`` fails at the first NaN gradient)."""
     grad_outputs = tuple(grads)
+    state = grad_mode._state
+    running, state.running_node = state.running_node, node
     try:
         outputs = run_node(node, grads, retain_graph)
         if grad_mode.anomaly.enabled and grad_mode.anomaly.check_nan:
@@ -226,6 +248,8 @@ def run_node_observed(node, grads, retain_graph):
         if grad_mode.anomaly.enabled:
             _anomaly_report(node)
         raise
+    finally:
+        state.running_node = running
     return _call_post_hooks(node, outputs, grad_outputs) if node._post_hooks else outputs
 
 

@@ -54,6 +54,9 @@ class Node:
         self._sequence_nr = next(_sequence_nr)
         if grad_mode.anomaly.enabled:
             self.metadata["traceback_"] = traceback.format_stack()[:-2]
+            parent = grad_mode._state.running_node
+            if parent is not None:
+                self.metadata["parent_"] = parent
 
     def name(self):
         return type(self).__name__
@@ -61,7 +64,8 @@ class Node:
     @property
     def metadata(self):
         """A dict for anything a user wants to keep on the node (torch's ``Node.metadata``); anomaly
-        detection keeps the forward's stack there, under ``traceback_``."""
+        detection keeps the forward's stack there, under ``traceback_``, and the node whose backward
+        made this one, under ``parent_``."""
         if self._metadata is None:
             self._metadata = {}
         return self._metadata

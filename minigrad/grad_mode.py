@@ -12,6 +12,8 @@ class _State(threading.local):
     inference = False
     saved_tensors_hooks = ()
     """The stack of (pack, unpack) pairs of ``autograd.graph.saved_tensors_hooks``; the last applies."""
+    running_node = None
+    """The node whose backward runs under anomaly mode: nodes made meanwhile record it as their parent."""
 
 
 _state = _State()

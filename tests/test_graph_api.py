@@ -245,3 +245,76 @@ POST_ACCUMULATE_MISUSE = {
 @pytest.mark.parametrize("misuse", POST_ACCUMULATE_MISUSE)
 def test_post_accumulate_grad_hook_misuse(misuse):
     assert_same(lambda torch: POST_ACCUMULATE_MISUSE[misuse](torch, torch.ones(2, requires_grad=True)))
+
+
+def anomaly_in_a_backward_made_by_a_backward(torch, forward_in_anomaly_mode):
+    """A NaN from a node another node's backward made (create_graph): one warning for the failing
+    node, then one for each node whose backward made it ("Previous calculation was induced by ...");
+    a node made outside anomaly mode has "No forward pass information"; a warning turned into an
+    error is printed, and the error in backward is the one raised."""
+    class Outer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (t,) = ctx.saved_tensors
+            return Inner.apply(grad.expand(2) * t)
+
+    class Inner(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * float("nan")
+
+    def run():
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        (g,) = torch.autograd.grad(Outer.apply(x), (x,), create_graph=True)
+        return g
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = None if forward_in_anomaly_mode else run()
+        with torch.autograd.detect_anomaly():
+            g = g if g is not None else run()
+            try:
+                g.sum().backward()
+            except RuntimeError as raised:
+                error = raised
+    messages = [str(w.message) for w in caught][1:]  # after "Anomaly Detection has been enabled"
+    return error, [(m.strip().split(".")[0], "Inner.apply" in m, "Outer.apply" in m) for m in messages]
+
+
+@pytest.mark.parametrize("forward_in_anomaly_mode", [True, False])
+def test_anomaly_mode_names_the_nodes_whose_backward_made_the_failing_node(forward_in_anomaly_mode):
+    assert_same(anomaly_in_a_backward_made_by_a_backward, forward_in_anomaly_mode)
+
+
+def anomaly_warning_as_error(torch):
+    import io
+    import sys
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1
+    b = a ** 2
+    a.add_(1)
+    stderr, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        with warnings.catch_warnings():
+            with torch.autograd.detect_anomaly():
+                warnings.simplefilter("error")
+                try:
+                    b.sum().backward()
+                except RuntimeError as raised:
+                    error = raised
+    finally:
+        printed, sys.stderr = sys.stderr.getvalue(), stderr
+    return error, "Error detected in PowBackward0" in printed
+
+
+def test_an_anomaly_warning_turned_into_an_error_is_printed():
+    assert_same(anomaly_warning_as_error)
