@@ -305,10 +305,13 @@ def status(exercise, root=ROOT):
 
 
 def feedback(exercise, root=ROOT):
-    """Write the feedback of every graded submission; says for how many, and where."""
+    """Write the feedback of every graded submission and release it into the exchange, where each
+    learner's Fetch Feedback (Assignment List) finds theirs; says for how many, and where."""
     api = course_api(root)
     _checked(api.generate_feedback(exercise), f"generating feedback for {exercise}")
+    _checked(api.release_feedback(exercise), f"releasing the feedback of {exercise}")
     folder = Path(api.coursedir.root) / api.coursedir.feedback_directory
     written = sorted(path.parent.name for path in folder.glob(f"*/{exercise}"))
-    return f"wrote feedback for {len(written)} submission{'' if len(written) == 1 else 's'} of {exercise} in {folder}"
+    return (f"wrote feedback for {len(written)} submission{'' if len(written) == 1 else 's'} of {exercise} in {folder} "
+            "and released it: learners get theirs with Fetch Feedback in the Assignment List")
 
