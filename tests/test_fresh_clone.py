@@ -114,8 +114,9 @@ def test_the_readmes_grading_steps_work_on_a_fresh_clone(clone, graded):
     fetched = subprocess.run([sys.executable, "-m", "nbgrader", "fetch_feedback", EXERCISE, "--student=bob"],
                              cwd=clone["base"] / "bob", env=nbgrader_env(root), capture_output=True, text=True, timeout=300)
     assert fetched.returncode == 0, fetched.stderr
-    (page,) = (clone["base"] / "bob" / EXERCISE / "feedback").glob(f"*/{EXERCISE}.html")  # what bob's Fetch Feedback gets
-    assert f"{EXERCISE} (Score: {FULL - 3:.1f} / {FULL:.1f})" in page.read_text()
+    # what bob's Fetch Feedback gets (the learners here share one account and its nbgrader cache, so ada's comes too)
+    pages = [page.read_text() for page in (clone["base"] / "bob" / EXERCISE / "feedback").glob(f"*/{EXERCISE}.html")]
+    assert any(f"{EXERCISE} (Score: {FULL - 3:.1f} / {FULL:.1f})" in page for page in pages)
     record = json.loads((root / ".course" / "records" / EXERCISE / "bob.json").read_text())
     assert record["sandbox"] == "bubblewrap" and record["not_graded"] is None
 
