@@ -288,4 +288,12 @@ def test_instructor_sees_the_grades_in_formgrader(browser, hub):  # noqa: F811
     expect(rows.filter(has_text="learner1")).to_contain_text("16 / 16", timeout=SHORT)
     expect(rows.filter(has_text="learner2")).to_contain_text("0 / 16", timeout=SHORT)
     shot(page, "15_instructor_formgrader_submissions")
+    # and inside the instructor's lab (Nbgrader → Formgrader), which frames it: the single-user
+    # server's default "frame-ancestors 'none'" refused it (grader/lab/instructor allows 'self')
+    page.goto(f"{hub['url']}/user/{INSTRUCTOR}/lab")
+    page.locator(".jp-Launcher").wait_for(timeout=LONG)
+    menu(page, "Nbgrader", "nbgrader:open-formgrader")
+    framed = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe")
+    expect(framed.locator("#main-table tr", has_text=EXERCISE)).to_be_visible(timeout=LONG)
+    shot(page, "16_instructor_formgrader_in_the_lab")
     page.context.close()
