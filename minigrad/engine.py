@@ -18,6 +18,7 @@ import warnings
 import torch
 
 from . import broadcast, grad_mode
+from .function import Node
 
 
 # BEGIN EXERCISE 2
@@ -25,11 +26,10 @@ def compute_dependencies(root_nodes):
     """How many edges point at each node reachable from ``root_nodes``.
 
     Walk the graph with an explicit stack, not recursion: a chain of a million nodes must work.
-    Each node is walked once, even one that is given twice among the roots.
     """
     dependencies = {}
-    seen = set(root_nodes)
-    stack = list(seen)
+    stack = list(root_nodes)
+    seen = set(stack)
     while stack:
         node = stack.pop()
         for next_node, _ in node.next_functions:
@@ -80,6 +80,25 @@ def backprop(roots, root_grads, call):
         # a node that is their last holder may keep one instead of copying it (AccumulateGrad).
         deliver(node.next_functions, call(node, buffers.pop(node)))
 # END EXERCISE 2
+
+
+class GraphRoot(Node):
+    """torch's GraphRoot: a node whose edges are backward's roots and which hands out their
+    gradients. The engine starts from it where a node is among the roots more than once (the same
+    tensor twice, two outputs of one node): walked from there, that node's edges are counted once,
+    and the gradients of all its roots are summed into its buffer before it runs."""
+
+    def __init__(self, roots):
+        Node.__init__(self)
+        self._sequence_nr = sys.maxsize
+        self.next_functions = tuple(roots)
+
+    def name(self):
+        return "torch::autograd::GraphRoot"
+
+    def apply(self, grads):
+        """What reaches it is the list of the roots' gradients."""
+        return list(grads[0])
 
 
 def nodes_leading_to(root_nodes, targets):
@@ -269,6 +288,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     included) and returns its gradients for ``node.next_functions``; the observer returns what
     ``run()`` returned. It watches the one engine loop, ``backprop``, rather than copying it.
     """
+    root_nodes = [node for node, _ in roots]
+    if len(set(root_nodes)) < len(root_nodes):
+        roots, root_grads = [(GraphRoot(roots), 0)], [root_grads]
     targets = {n for n, _ in (captures if captures is not None else inputs or ())}
     needed = None
     if captures is not None or inputs is not None:
@@ -307,9 +329,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return observer(node, grads, lambda: call(node, grads))
 
     state = grad_mode._state
-    previous = state.grad_enabled
-    state.grad_enabled = create_graph
+    previous = state.grad_enabled, state.graph_task
+    state.grad_enabled, state.graph_task = create_graph, object()
     try:
         backprop(roots, root_grads, call if observer is None else observed)
     finally:
-        state.grad_enabled = previous
+        state.grad_enabled, state.graph_task = previous

@@ -304,10 +304,14 @@ class PackedTensor:
         self.packed = pack(tensor)
 
     def unpack(self, node):
+        """What unpack gives back, as a tensor with the saved one's place in the graph; one that needs
+        no gradient (and had none) comes back as the very object unpack gave, as in torch."""
         tensor = self.unpack_hook(self.packed)
         if not isinstance(tensor, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(tensor).__name__}")
+        if not self.requires_grad and not tensor._requires_grad:
+            return tensor
         grad_fn, output_nr = (node if self.is_output else self.edge[0]), self.edge[1]
         out = Tensor(tensor._data, requires_grad=self.requires_grad)
         if isinstance(grad_fn, AccumulateGrad):
@@ -400,9 +404,12 @@ class BackwardFunction(Node):
 
     def _save(self, outputs, results):
         """Wrap what forward passed to save_for_backward: each of its ``outputs`` (as forward returned
-        it) is saved as the tensor apply returns for it in ``results`` (see SavedTensor)."""
-        saved = []
-        for t in self._to_save:
+        it) is saved as the tensor apply returns for it in ``results`` (see SavedTensor). The node lets
+        go of the tensors first: should a pack hook raise (checkpoint's early stop does), no output
+        is left in a cycle with its node."""
+        saved, to_save = [], self._to_save
+        self._to_save = None
+        for t in to_save:
             if t is None:
                 saved.append(None)
                 continue
@@ -413,7 +420,7 @@ class BackwardFunction(Node):
             else:
                 is_output = False
             saved.append(save(t, is_output))
-        self._saved, self._to_save = tuple(saved), None
+        self._saved = tuple(saved)
 
     @property
     def saved_tensors(self):

@@ -12,6 +12,8 @@ class _State(threading.local):
     inference = False
     saved_tensors_hooks = ()
     """The stack of (pack, unpack) pairs of ``autograd.graph.saved_tensors_hooks``; the last applies."""
+    graph_task = None
+    """A token of the backward that runs (torch's graph task): checkpoint recomputes once in each."""
     running_node = None
     """The node whose backward runs under anomaly mode: nodes made meanwhile record it as their parent."""
 

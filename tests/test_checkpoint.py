@@ -249,3 +249,105 @@ def small_transformer_gradients(torch, checkpointed):
 @pytest.mark.parametrize("checkpointed", [True, False], ids=["checkpointed", "plain"])
 def test_checkpointing_a_transformer_changes_no_gradient(checkpointed):
     assert_same(small_transformer_gradients, checkpointed, close=True)
+
+
+# --- recomputation once in each backward, what comes back, what is kept ---------------------------------
+
+def saved_tensors_read_twice(torch):
+    """Recomputed tensors are handed out once in each backward: reading a node's saved tensors twice
+    there is an error (the next backward recomputes them again)."""
+    runs, seen = [], []
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            try:
+                ctx.saved_tensors
+            except RuntimeError as error:
+                seen.append(str(error))
+            return grad * w, grad * x
+
+    def body(x, w):
+        runs.append(len(runs))
+        return Scale.apply(x.exp(), w)
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(body, x, w, use_reentrant=False)
+    out.sum().backward(retain_graph=True)
+    out.sum().backward()
+    return seen, len(runs), x.grad, w.grad
+
+
+def test_recomputed_tensors_are_handed_out_once_in_each_backward():
+    assert_same(saved_tensors_read_twice)
+
+
+def saved_tensor_that_needs_no_grad(torch):
+    """A saved tensor that needs no grad comes back as the very object saved, checkpointed or not."""
+    unpacked = []
+
+    class SaveSecond(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(y)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            unpacked.append(ctx.saved_tensors[0])
+            return grad, None
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = torch.tensor(2.0)
+    SaveSecond.apply(a, b).backward()
+    torch.utils.checkpoint.checkpoint(SaveSecond.apply, a, b, use_reentrant=False).backward()
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        out = SaveSecond.apply(a, b)
+    out.backward()
+    return [t is b for t in unpacked]
+
+
+def test_a_saved_tensor_that_needs_no_grad_comes_back_as_itself():
+    assert_same(saved_tensor_that_needs_no_grad)
+
+
+def nothing_recomputed_outlives_backward(torch):
+    """With early stop, the recomputation ends inside the pack hook; neither the forward's tensors
+    nor the recomputed ones outlive the backward, even without the cycle collector."""
+    import gc
+    import weakref
+    refs = []
+
+    class SaveClone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            y = t.clone()
+            ctx.save_for_backward(y)
+            refs.append(weakref.ref(y))
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            ctx.saved_tensors
+            return grad
+
+    x = torch.ones(2, 2, requires_grad=True)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        torch.utils.checkpoint.checkpoint(SaveClone.apply, x, use_reentrant=False).sum().backward()
+        return len(refs), [ref() is None for ref in refs]
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_nothing_recomputed_outlives_backward():
+    assert_same(nothing_recomputed_outlives_backward)

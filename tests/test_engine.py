@@ -566,7 +566,20 @@ ROOTS = {
     "one tensor thrice and another": lambda torch, a, b: (lambda p: [p, a + b, p, p])(a * b),
     "a leaf twice": lambda torch, a, b: [a, a],
     "two views of one node's output": lambda torch, a, b: (lambda p: [p[:], p[:]])(a * b),
+    "two outputs of one node": lambda torch, a, b: list(_two_outputs(torch).apply(a, b)),
 }
+
+
+def _two_outputs(torch):
+    class Both(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y, x + y
+
+        @staticmethod
+        def backward(ctx, g_product, g_sum):
+            return g_product * 10 + g_sum, g_product * 100 + g_sum
+    return Both
 
 
 @pytest.mark.parametrize("roots", ROOTS)

@@ -31,12 +31,30 @@ class _StopRecomputation(Exception):
 
 
 class _Holder:
-    """What the graph keeps in place of a saved tensor: the recomputed tensor, once there is one."""
+    """What the graph keeps in place of a saved tensor: the recomputed tensor, once there is one.
 
-    __slots__ = ("value", "__weakref__")
+    A recomputed tensor is handed out once in each backward (``grad_mode._state.graph_task``), as
+    in torch: a holder emptied in the backward that runs, asked for its value again, raises. Outside
+    a backward it is simply empty again (each access recomputes)."""
+
+    __slots__ = ("_value", "_emptied_in", "__weakref__")
 
     def __init__(self):
-        self.value = None
+        self._value = self._emptied_in = None
+
+    @property
+    def value(self):
+        if self._value is None and self._emptied_in is not None and self._emptied_in is grad_mode._state.graph_task:
+            raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
+                                  "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do so "
+                                  "only once. Otherwise please open an issue with details on your use case.")
+        return self._value
+
+    @value.setter
+    def value(self, value):
+        if value is None:
+            self._emptied_in = grad_mode._state.graph_task
+        self._value = value
 
 
 class _Holders:
@@ -135,15 +153,16 @@ class _Frame:
 
         def fill(tensor):
             """The pack hook of the recomputation: fill the next holder with the tensor, detached as
-            torch does: the recomputation's own graph is thrown away. That graph keeps it in a holder
-            of its own, not as a tensor: like torch's, what it saves is not the user's graphs'
-            (minigrad.memory does not count it)."""
+            torch does (one that needs no grad as it is: unpacked, it is the very object saved): the
+            recomputation's own graph is thrown away. That graph keeps it in a holder of its own,
+            not as a tensor: like torch's, what it saves is not the user's graphs' (minigrad.memory
+            does not count it)."""
             nonlocal filled
             if filled == len(self.holders):
                 raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
                                       "than during the original forward pass.")
             kept = _Holder()
-            kept.value = tensor.detach()
+            kept.value = tensor.detach() if tensor.requires_grad else tensor
             holder = self.holders[filled]
             if holder is not None:
                 holder.value = kept.value
