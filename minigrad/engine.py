@@ -184,7 +184,8 @@ def _anomaly_report(node):
             message = (f"\n\nPrevious calculation was induced by {node.name()}. Traceback of forward call that "
                        f"induced the previous calculation:\n{''.join(trace)}")
         else:
-            message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{''.join(trace)}"
+            message = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                       f"error:\n{''.join(trace)}")
         try:
             warnings.warn(message, stacklevel=4)
         except Warning:

@@ -8,6 +8,7 @@ import inspect
 import itertools
 import re
 import sys
+import threading
 import traceback
 import weakref
 
@@ -138,22 +139,28 @@ class AccumulateGrad(Node):
         return {0: hooks} if hooks else None
 
     def apply(self, grads):
-        """Accumulate, then run the leaf's post-accumulate-grad hooks (an optimizer's step in backward)."""
+        """Accumulate, then run the leaf's post-accumulate-grad hooks (an optimizer's step in backward).
+        Backwards in several threads may accumulate into one leaf at once: one at a time, as torch's
+        AccumulateGrad locks, so that no gradient is lost."""
         grad = grads.pop()
         variable = self.variable
-        old = variable._grad
-        if old is None and grad_mode.is_grad_enabled():
-            variable._grad = _copy_like(variable, grad)
-        elif old is None:
-            variable._grad = grad if _owned(grad) else grad.clone()
-        elif grad_mode.is_grad_enabled():
-            variable._grad = old + grad
-        else:
-            old.add_(grad)
+        with _ACCUMULATING:
+            old = variable._grad
+            if old is None and grad_mode.is_grad_enabled():
+                variable._grad = _copy_like(variable, grad)
+            elif old is None:
+                variable._grad = grad if _owned(grad) else grad.clone()
+            elif grad_mode.is_grad_enabled():
+                variable._grad = old + grad
+            else:
+                old.add_(grad)
         for hook in tuple(variable._post_accumulate_grad_hooks or ()):
             if hook(variable) is not None:
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
+
+
+_ACCUMULATING = threading.Lock()
 
 
 def _copy_like(variable, grad):
@@ -522,7 +529,8 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,), {"_forward_cls": cls, "_node_name": name})
+        cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,),
+                                 {"_forward_cls": cls, "_node_name": name})
         cls._separate_setup = cls.setup_context is not Function.setup_context
 
     @staticmethod
@@ -539,8 +547,8 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         """Calling an instance was the old form of Functions (forward and backward as methods)."""
-        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
-                           "autograd function with static forward method. (Example: "
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
                            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @classmethod

@@ -774,8 +774,8 @@ def _sub_scaled_(data, other, alpha):
 _TYPE_META_NAMES = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
                     torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.bool: "bool"}
 """How torch's messages name a gradient's dtype (C++ type names) ..."""
-_SCALAR_TYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
-                      torch.int64: "Long", torch.int32: "Int", torch.bool: "Bool"}
+_SCALAR_TYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half",
+                      torch.bfloat16: "BFloat16", torch.int64: "Long", torch.int32: "Int", torch.bool: "Bool"}
 """... and a tensor's (its ScalarType)."""
 
 
@@ -787,11 +787,11 @@ def _check_grad(tensor, grad):
     data, grad_data = tensor._data, grad._data
     if grad_data.dtype != data.dtype:
         raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{_TYPE_META_NAMES.get(grad_data.dtype, grad_data.dtype)}' to a "
-            f"tensor with grad_dtype '{_SCALAR_TYPE_NAMES.get(data.dtype, data.dtype)}'. The gradient must match the "
-            "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
-            "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
-            "and its gradient may break downstream systems that assume they match.")
+            f"attempting to assign a gradient with dtype '{_TYPE_META_NAMES.get(grad_data.dtype, grad_data.dtype)}' "
+            f"to a tensor with grad_dtype '{_SCALAR_TYPE_NAMES.get(data.dtype, data.dtype)}'. The gradient must match "
+            "the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute "
+            "with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+            "tensor and its gradient may break downstream systems that assume they match.")
     if grad_data.device.type != data.device.type:
         raise RuntimeError(f"attempting to assign a gradient with device type '{grad_data.device.type}' to a tensor "
                            f"with device type '{data.device.type}'. Please ensure that the gradient and the tensor are "

@@ -155,5 +155,3 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             value = zeros_like(inputs[i], requires_grad=create_graph)
         results.append(value)
     return tuple(results) if keys is None else dict(zip(keys, results))
-
-
