@@ -18,7 +18,6 @@ import warnings
 import torch
 
 from . import broadcast, grad_mode
-from .function import Node
 
 
 # BEGIN EXERCISE 2
@@ -80,25 +79,6 @@ def backprop(roots, root_grads, call):
         # a node that is their last holder may keep one instead of copying it (AccumulateGrad).
         deliver(node.next_functions, call(node, buffers.pop(node)))
 # END EXERCISE 2
-
-
-class GraphRoot(Node):
-    """torch's GraphRoot: a node whose edges are backward's roots and which hands out their
-    gradients. The engine starts from it where a node is among the roots more than once (the same
-    tensor twice, two outputs of one node): walked from there, that node's edges are counted once,
-    and the gradients of all its roots are summed into its buffer before it runs."""
-
-    def __init__(self, roots):
-        Node.__init__(self)
-        self._sequence_nr = sys.maxsize
-        self.next_functions = tuple(roots)
-
-    def name(self):
-        return "torch::autograd::GraphRoot"
-
-    def apply(self, grads):
-        """What reaches it is the list of the roots' gradients."""
-        return list(grads[0])
 
 
 def nodes_leading_to(root_nodes, targets):
@@ -289,9 +269,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     included) and returns its gradients for ``node.next_functions``; the observer returns what
     ``run()`` returned. It watches the one engine loop, ``backprop``, rather than copying it.
     """
-    root_nodes = [node for node, _ in roots]
-    if len(set(root_nodes)) < len(root_nodes):
-        roots, root_grads = [(GraphRoot(roots), 0)], [root_grads]
     targets = {n for n, _ in (captures if captures is not None else inputs or ())}
     needed = None
     if captures is not None or inputs is not None:

@@ -117,6 +117,24 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
+class GraphRoot(Node):
+    """torch's GraphRoot: a node whose edges are backward's roots and which hands out their
+    gradients (what reaches it is the list of them). Backward starts from it where a node is among
+    the roots more than once (the same tensor twice, two outputs of one node): walked from there,
+    that node's edges are counted once, and all its roots' gradients summed before it runs."""
+
+    def __init__(self, roots):
+        Node.__init__(self)
+        self._sequence_nr = sys.maxsize
+        self.next_functions = tuple(roots)
+
+    def name(self):
+        return "torch::autograd::GraphRoot"
+
+    def apply(self, grads):
+        return list(grads[0])
+
+
 class AccumulateGrad(Node):
     """The node behind a leaf: adds the incoming gradient into ``variable.grad``.
 
@@ -633,7 +651,7 @@ def _wrap_outputs(cls, ctx, record, inputs, out):
             result = value
         differentiable = not any(value is n for n in ctx._non_differentiable)
         if dirty_view:
-            views.rebase(result, ctx)
+            result._edited_in_place_by(ctx)
         elif record and differentiable:
             result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
         elif not differentiable:
@@ -652,8 +670,8 @@ def _wrap_outputs(cls, ctx, record, inputs, out):
 
 def _check_dirty(tensor, record, output_count):
     """An input a Function changed in place, checked as torch checks it when recorded: not a leaf
-    that requires grad; a view only of a Function with one output, made with grad mode on, and not
-    of such a leaf. Whether it is such a view, which the edit rebases as an in-place op's view."""
+    that requires grad; a view only of a Function with one output. Whether it is such a view, which
+    the edit rebases as an in-place op's view (``Tensor._edited_in_place_by``)."""
     if not record:
         return False
     if tensor._requires_grad and tensor.grad_fn is None:
@@ -669,9 +687,6 @@ def _check_dirty(tensor, record, output_count):
             "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
             "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
             "need help to do this change.")
-    views.check_inplace(tensor)
-    if view.base._requires_grad and view.base.grad_fn is None:
-        raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
     return True
 
 
@@ -736,5 +751,4 @@ def constant(data):
 
 # The package's one import cycle: Function.apply wraps what forward computed in a Tensor, and
 # Tensor's methods apply Functions (ops.py, views.py). Imported last, when everything above exists.
-from .tensor import ERR_VIEW_OF_LEAF_INPLACE, Tensor  # noqa: E402
-from . import views  # noqa: E402  (views.py builds its nodes on Function and Node, defined above)
+from .tensor import Tensor  # noqa: E402

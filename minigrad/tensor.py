@@ -217,6 +217,10 @@ class Tensor:
         """Ones of ``size`` with this tensor's dtype and device (what backward() starts from)."""
         return Tensor(self._data.new_ones(size))
 
+    def new_zeros(self, size):
+        """Zeros of ``size`` with this tensor's dtype and device (autograd.grad's materialized gradients)."""
+        return Tensor(self._data.new_zeros(size))
+
     # BEGIN EXERCISE 5
     def detach(self):
         """A new tensor out of the graph (no grad_fn, requires_grad False) on the same memory, sharing
@@ -677,6 +681,15 @@ class Tensor:
         # END NEW IN EXERCISE 4
         return self
     # END EXERCISE 4
+
+    def _edited_in_place_by(self, node):
+        """This view was edited in place by ``node``, a custom Function that marked it dirty: as after
+        an in-place op on a view, its base moves onto a CopySlices node, after the same checks (not
+        a view made with grad mode off, nor a view of a leaf that requires grad)."""
+        views.check_inplace(self)
+        if self._view.base._requires_grad and self._view.base.grad_fn is None:
+            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+        views.rebase(self, node)
 
     def _recorded_copy(self):
         """A copy of self's values that keeps self's place in the graph, for ops that save ``self``."""

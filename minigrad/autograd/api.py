@@ -3,8 +3,7 @@ import warnings
 from collections.abc import Mapping
 
 from .. import engine, releases
-from ..creation import zeros_like
-from ..tensor import Tensor
+from ..function import GraphRoot
 
 __all__ = ["backward", "grad", "prepare_backward"]
 
@@ -48,14 +47,21 @@ def _on_devices(outputs, grads):
 
 def _inputs_tuple(inputs, caller):
     """``inputs`` as torch takes them: a tensor, a sequence of tensors, or a dict of them (its values)."""
-    if isinstance(inputs, Tensor):
-        return (inputs,)
     if type(inputs) is dict:
         return tuple(inputs.values())
     if isinstance(inputs, Mapping):
         raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not {type(inputs).__name__}. Other "
                         "Mapping types are not supported.")
-    return tuple(inputs)
+    return _as_tuple(inputs)
+
+
+def _from_one_root(roots, grads):
+    """The roots and their gradients as the engine takes them: where a node is among the roots more
+    than once, one GraphRoot leading to them all, as torch's engine starts."""
+    nodes = [node for node, _ in roots]
+    if len(set(nodes)) == len(nodes):
+        return roots, grads
+    return [(GraphRoot(roots), 0)], [grads]
 
 
 def _roots(outputs):
@@ -88,15 +94,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def prepare_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """What backward() hands the engine, checked as torch checks it: the root edges, the gradient
-    each starts with, and retain_graph (by default create_graph). minigrad.viz's Stepper runs the
-    same backward one node at a time, so it prepares it here too."""
+    """What backward() hands the engine, checked as torch checks it: the root edges (one GraphRoot
+    where a node repeats among them), the gradient each starts with, and retain_graph (by default
+    create_graph). minigrad.viz's Stepper runs the same backward one node at a time, so it prepares
+    it here too."""
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
-    return _roots(tensors), _on_devices(tensors, grads), retain_graph
+    return (*_from_one_root(_roots(tensors), _on_devices(tensors, grads)), retain_graph)
 
 
 _warned_create_graph = []
@@ -140,7 +147,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for tensor in inputs:
         slot = captures.setdefault(tensor._gradient_edge(), [])
         slots.append(slot)
-    engine.run_backward(_roots(outputs), _on_devices(outputs, grads), retain_graph, create_graph, captures)
+    engine.run_backward(*_from_one_root(_roots(outputs), _on_devices(outputs, grads)), retain_graph, create_graph,
+                        captures)
     results = []
     for i, slot in enumerate(slots):
         value = slot[0] if slot else None
@@ -152,6 +160,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if value is not None and not create_graph:
             value = value.detach()
         if value is None and materialize_grads:
-            value = zeros_like(inputs[i], requires_grad=create_graph)
+            value = inputs[i].new_zeros(inputs[i].shape).requires_grad_(create_graph)
         results.append(value)
     return tuple(results) if keys is None else dict(zip(keys, results))
