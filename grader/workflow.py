@@ -309,9 +309,12 @@ def feedback(exercise, root=ROOT):
     learner's Fetch Feedback (Assignment List) finds theirs; says for how many, and where."""
     api = course_api(root)
     _checked(api.generate_feedback(exercise), f"generating feedback for {exercise}")
-    _checked(api.release_feedback(exercise), f"releasing the feedback of {exercise}")
     folder = Path(api.coursedir.root) / api.coursedir.feedback_directory
     written = sorted(path.parent.name for path in folder.glob(f"*/{exercise}"))
-    return (f"wrote feedback for {len(written)} submission{'' if len(written) == 1 else 's'} of {exercise} in {folder} "
-            "and released it: learners get theirs with Fetch Feedback in the Assignment List")
+    said = f"wrote feedback for {len(written)} submission{'' if len(written) == 1 else 's'} of {exercise} in {folder}"
+    exchange = Path(api.config.Exchange.root)
+    if not exchange.is_dir():  # submissions that came by hand, not through an exchange: nowhere to release to
+        return f"{said}; not released: there is no exchange at {exchange}"
+    _checked(api.release_feedback(exercise), f"releasing the feedback of {exercise}")
+    return f"{said} and released it: learners get theirs with Fetch Feedback in the Assignment List"
 
