@@ -30,6 +30,10 @@ RESHAPE_OF_A_COPY_IS_UNSAFE_VIEW = RELEASE >= (2, 13)
 """MultiheadAttention reshapes its heads' output (a contiguous copy) into an UnsafeViewBackward0;
 before, it viewed it (ViewBackward0)."""
 
+DICT_INPUTS = RELEASE >= (2, 13)
+"""``backward`` and ``autograd.grad`` take their ``inputs`` as a dict (grad then returns a dict);
+before, a dict is iterated as any sequence, and its first key refused."""
+
 LAYER_NORM_REPR_SHOWS_BIAS = RELEASE >= (2, 12)
 """``repr(nn.LayerNorm(...))`` ends with "bias=True"."""
 

@@ -517,17 +517,7 @@ INPUTS = {
 
 @pytest.mark.parametrize("inputs", INPUTS)
 def test_backward_into_some_inputs(inputs):
-    if inputs == "a dict" and not _torch_takes_dict_inputs():
-        pytest.skip("this torch does not take a dict of inputs")
     assert_same(backward_into_some_inputs, INPUTS[inputs])
-
-
-def _torch_takes_dict_inputs():
-    x = torch.ones(1, requires_grad=True)
-    try:
-        return isinstance(torch.autograd.grad(x * 2, {"x": x}), dict)
-    except TypeError:
-        return False
 
 
 def bad_inputs(torch, call):

@@ -5,6 +5,7 @@ import warnings
 
 import pytest
 
+from minigrad import releases
 from parity import assert_same, both
 
 
@@ -292,6 +293,10 @@ def anomaly_in_a_backward_made_by_a_backward(torch, forward_in_anomaly_mode):
 
 @pytest.mark.parametrize("forward_in_anomaly_mode", [True, False])
 def test_anomaly_mode_names_the_nodes_whose_backward_made_the_failing_node(forward_in_anomaly_mode):
+    if forward_in_anomaly_mode and releases.RELEASE < (2, 13):
+        pytest.skip("torch 2.11 and 2.12 fail here with an error of their own, which minigrad does not copy: "
+                    "'You attempted to access the anomaly metadata of a custom autograd function but the "
+                    "underlying PyNode has already been deallocated'")
     assert_same(anomaly_in_a_backward_made_by_a_backward, forward_in_anomaly_mode)
 
 

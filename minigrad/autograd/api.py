@@ -46,7 +46,11 @@ def _on_devices(outputs, grads):
 
 
 def _inputs_tuple(inputs, caller):
-    """``inputs`` as torch takes them: a tensor, a sequence of tensors, or a dict of them (its values)."""
+    """``inputs`` as torch takes them: a tensor, a sequence of tensors, or a dict of them (its values;
+    before torch 2.13 a dict is a sequence of its keys, and refused)."""
+    if type(inputs) is dict and not releases.DICT_INPUTS:
+        raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                           f"{type(next(iter(inputs), None)).__name__}")
     if type(inputs) is dict:
         return tuple(inputs.values())
     if isinstance(inputs, Mapping):
