@@ -315,6 +315,11 @@ def feedback(exercise, root=ROOT):
     exchange = Path(api.config.Exchange.root)
     if not exchange.is_dir():  # submissions that came by hand, not through an exchange: nowhere to release to
         return f"{said}; not released: there is no exchange at {exchange}"
-    _checked(api.release_feedback(exercise), f"releasing the feedback of {exercise}")
-    return f"{said} and released it: learners get theirs with Fetch Feedback in the Assignment List"
+    # nbgrader releases a page under a hash of the secret its submit wrote: one placed by hand has none
+    by_hand = [student for student in written if not (folder / student / exercise / "submission_secret.txt").exists()]
+    released = [student for student in written if student not in by_hand]
+    for student in released:
+        _checked(api.release_feedback(exercise, student), f"releasing {student}'s feedback of {exercise}")
+    return "; ".join([said] + ["released: learners get theirs with Fetch Feedback in the Assignment List"] * bool(released)
+                     + [f"not released for {', '.join(by_hand)} (not submitted through the exchange)"] * bool(by_hand))
 

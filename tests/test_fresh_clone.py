@@ -109,8 +109,8 @@ def test_the_readmes_grading_steps_work_on_a_fresh_clone(clone, graded):
     scores = [f"ada: graded {FULL}/{FULL}", f"bob: graded {FULL - 3}/{FULL}"]
     assert out["autograde"].splitlines()[-2:] == scores and out["status"].splitlines() == scores
     assert (root / ".course" / f"{EXERCISE}-grades.csv").is_file() and (root / ".course" / f"{EXERCISE}-scores.png").is_file()
-    assert out["feedback"].strip() == (f"wrote feedback for 2 submissions of {EXERCISE} in {root / '.course' / 'feedback'} "
-                                       "and released it: learners get theirs with Fetch Feedback in the Assignment List")
+    assert out["feedback"].strip() == (f"wrote feedback for 2 submissions of {EXERCISE} in {root / '.course' / 'feedback'}; "
+                                       "released: learners get theirs with Fetch Feedback in the Assignment List")
     fetched = subprocess.run([sys.executable, "-m", "nbgrader", "fetch_feedback", EXERCISE, "--student=bob"],
                              cwd=clone["base"] / "bob", env=nbgrader_env(root), capture_output=True, text=True, timeout=300)
     assert fetched.returncode == 0, fetched.stderr

@@ -119,7 +119,8 @@ def test_collect_autograde_status_export_feedback(course):
     assert orange.sum() > 1000  # its bars are drawn
     grades = (course / ".course" / f"{EXERCISE}-grades.csv").read_text()
     assert f"bob,{EXERCISE},graded,{FULL - 3:.1f},{FULL:.1f}," in grades
-    grader(course, "feedback", EXERCISE)
+    said = grader(course, "feedback", EXERCISE)  # placed in the inbound folder by hand, without nbgrader's secret
+    assert said.strip().endswith("; not released for ada, bob (not submitted through the exchange)")
     for student in ("ada", "bob"):
         assert (course / ".course" / "feedback" / student / EXERCISE / f"{EXERCISE}.html").is_file()
 
