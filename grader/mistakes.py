@@ -241,8 +241,8 @@ MISTAKES = {
         ("the leaf check refuses leaves that don't require grad", "Tensor-_inplace",
          "    if self._requires_grad and self.grad_fn is None:", "    if self.grad_fn is None:", "test-leaf"),
         ("recording decided by self alone, not by the arguments", "Tensor-_inplace",
-         "self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))",
-         "self._requires_grad)", "test-leaf"),
+         "self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))",
+         "self.requires_grad)", "test-leaf"),
         ("no view-of-a-leaf check", "Tensor-_inplace",
          "        if view.base._requires_grad and view.base.grad_fn is None:\n"
          "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "", "test-leaf"),

@@ -307,9 +307,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return observer(node, grads, lambda: call(node, grads))
 
     state = grad_mode._state
-    previous = state.grad_enabled, state.graph_task
+    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid
     state.grad_enabled, state.graph_task = create_graph, object()
+    state.checkpoint_valid = state.checkpoint_valid and needed is None
     try:
         backprop(roots, root_grads, call if observer is None else observed)
     finally:
-        state.grad_enabled, state.graph_task = previous
+        state.grad_enabled, state.graph_task, state.checkpoint_valid = previous

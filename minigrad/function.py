@@ -324,7 +324,7 @@ class PackedTensor:
 
     def __init__(self, tensor, is_output, hooks):
         pack, self.unpack_hook = hooks
-        self.is_output, self.requires_grad = is_output, tensor._requires_grad
+        self.is_output, self.requires_grad = is_output, tensor.requires_grad
         self.edge = (None, tensor._output_nr) if is_output or not tensor._requires_grad else tensor._gradient_edge()
         self.packed = pack(tensor)
 
@@ -335,7 +335,7 @@ class PackedTensor:
         if not isinstance(tensor, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(tensor).__name__}")
-        if not self.requires_grad and not tensor._requires_grad:
+        if not self.requires_grad and not tensor.requires_grad:
             return tensor
         grad_fn, output_nr = (node if self.is_output else self.edge[0]), self.edge[1]
         out = Tensor(tensor._data, requires_grad=self.requires_grad)
@@ -581,7 +581,7 @@ class Function:
             args, kwargs = _with_defaults(cls.forward, args, kwargs), {}
         inputs = args + tuple(kwargs.values()) if kwargs else args
         state = grad_mode._state
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in inputs])
+        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in inputs])
         enabled = state.grad_enabled
         record = enabled and True in needs and not (cls.is_view and args[0]._is_inference)
         ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(needs)
@@ -674,7 +674,7 @@ def _check_dirty(tensor, record, output_count):
     the edit rebases as an in-place op's view (``Tensor._edited_in_place_by``)."""
     if not record:
         return False
-    if tensor._requires_grad and tensor.grad_fn is None:
+    if tensor.requires_grad and tensor.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     view = tensor._view
     if view is None:
@@ -734,7 +734,7 @@ def once_differentiable(backward):
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():
             outputs = backward(ctx, *grads)
-        if not (grad_mode.is_grad_enabled() and any(isinstance(g, Tensor) and g._requires_grad for g in grads)):
+        if not (grad_mode.is_grad_enabled() and any(isinstance(g, Tensor) and g.requires_grad for g in grads)):
             return outputs
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         leaves = [None if o is None else Tensor(o._data, requires_grad=True) for o in outputs]

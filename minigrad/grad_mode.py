@@ -14,6 +14,9 @@ class _State(threading.local):
     """The stack of (pack, unpack) pairs of ``autograd.graph.saved_tensors_hooks``; the last applies."""
     graph_task = None
     """A token of the backward that runs (torch's graph task): checkpoint recomputes once in each."""
+    checkpoint_valid = True
+    """False inside a backward that runs only part of the graph (autograd.grad, backward(inputs=)), or
+    inside one such: the reentrant checkpoint refuses to run there, as in torch."""
     running_node = None
     """The node whose backward runs under anomaly mode: nodes made meanwhile record it as their parent."""
 

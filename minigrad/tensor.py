@@ -147,9 +147,9 @@ class Tensor:
         return None if self._view is None else self._view.base
 
     def _become_view_of(self, source):
-        """Make this new tensor a view of ``source``: the same version counter and base; made with grad
-        mode off (or from such a view), it requires grad as its base does (unless that is an inference
-        tensor, which has no autograd at all), but has no grad_fn."""
+        """Make this new tensor a view of ``source``: the same version counter and base. Made with grad
+        mode off (or from such a view) it has no grad_fn, and requires grad only as its base does
+        (``requires_grad``)."""
         self._version_counter = counter = source._version_counter
         self._is_inference = source._is_inference
         outer = source._view
@@ -160,12 +160,16 @@ class Tensor:
             mode = None if state.grad_enabled else "inference" if state.inference else "no_grad"
         self._view = _ViewMeta(source if outer is None else outer.base,
                                None if counter is None else counter.version, mode)
-        if self._grad_fn is None and mode is not None and not source._is_inference:
-            self._requires_grad = source._requires_grad
 
     @property
     def requires_grad(self):
-        return self._requires_grad
+        """Whether autograd records ops on this tensor. A view asks its base, now (torch's
+        DifferentiableViewMeta::requires_grad): a view made before its base required grad requires
+        grad too, though no gradient reaches it or through it. An inference tensor's view never does."""
+        if self._requires_grad:
+            return True
+        view = self._view
+        return view is not None and view.base._requires_grad and not self._is_inference
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -249,13 +253,13 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and not (value._data.is_floating_point() or value._data.is_complex()):
+        if self.requires_grad and not (value._data.is_floating_point() or value._data.is_complex()):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
     def retain_grad(self):
         if self.grad_fn is None:
-            if not self._requires_grad:
+            if not self.requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retains_grad:
@@ -289,7 +293,7 @@ class Tensor:
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor)`` runs after backward accumulated a gradient into this leaf's ``.grad``
         (where an optimizer can step, in backward); it must return None."""
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
@@ -299,7 +303,7 @@ class Tensor:
         return RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     def register_hook(self, hook):
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:
             if self._hooks is None:
@@ -324,7 +328,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self):
-        if self._requires_grad and grad_mode._state.grad_enabled:
+        if self.requires_grad and grad_mode._state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data.numpy()
 
@@ -356,7 +360,7 @@ class Tensor:
         return self.to(torch.float64)
 
     def __float__(self):
-        if self._requires_grad:
+        if self.requires_grad:
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
                           "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self._data)
@@ -380,7 +384,7 @@ class Tensor:
             return f"{text[:-1]}, grad_fn=<Invalid>)"
         if grad_fn is not None:
             return f"{text[:-1]}, grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>)"
-        if self._requires_grad:
+        if self.requires_grad:
             return f"{text[:-1]}, requires_grad=True)"
         return text
 
@@ -631,7 +635,7 @@ class Tensor:
         under no_grad is refused first, by ``views.check_inplace``). After the recorded edit the
         version goes up by one, as after a plain edit."""
         recording = grad_mode._state.grad_enabled and (
-            self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+            self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
         if not recording:
             return self._mutate(storage_op, *(a._data if isinstance(a, Tensor) else a for a in args))
         view = self._view
@@ -732,7 +736,7 @@ class Tensor:
 
     def _fill_random(self, storage_op, *args):
         """Random in-place fills, used to initialise parameters under no_grad (as nn.init does)."""
-        if grad_mode._state.grad_enabled and self._requires_grad:
+        if grad_mode._state.grad_enabled and self.requires_grad:
             if self.grad_fn is None:
                 raise RuntimeError(ERR_LEAF_INPLACE)
             raise NotImplementedError("minigrad does not record random fills of tensors that require grad")
@@ -744,7 +748,7 @@ class Tensor:
         dtype on x's device, or on the CPU for x on CUDA (a CPU scalar, which fills), as in torch."""
         if not isinstance(value, Tensor):
             value = Tensor(torch.tensor(value, dtype=self.dtype, device="cpu" if self.is_cuda else self.device))
-        if not (grad_mode._state.grad_enabled and (self._requires_grad or value._requires_grad)):
+        if not (grad_mode._state.grad_enabled and (self.requires_grad or value.requires_grad)):
             self._mutate(torch.Tensor.__setitem__, key, value._data)
             return
         target = self._indexed(key)

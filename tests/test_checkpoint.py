@@ -5,7 +5,7 @@ import warnings
 
 import pytest
 
-from parity import assert_same, both, nearly_equal
+from parity import assert_same, both, nearly_equal, outcome
 
 
 def block(torch, runs, after=None):
@@ -157,12 +157,61 @@ def test_leaving_out_use_reentrant_gives_torchs_warning():
     assert_same(without_use_reentrant, close=True)
 
 
-def test_the_reentrant_form_is_refused_with_the_way_out():
-    import minigrad
+def reentrant(torch, case):
+    """The old form, use_reentrant=True: what it does differently, as torch does it."""
+    torch.manual_seed(0)
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    runs = []
 
-    x = minigrad.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="use_reentrant=False"):
-        minigrad.utils.checkpoint.checkpoint(lambda x: x.exp().sum(), x, use_reentrant=True)
+    def cube(x, scale=1.0):
+        runs.append(1)
+        return (x ** 3).sum() * scale
+
+    def run(*args, **kwargs):
+        return torch.utils.checkpoint.checkpoint(cube, *args, use_reentrant=True, **kwargs)
+
+    if case == "gradients, the node, the body's runs":
+        y = run(x)
+        name = y.grad_fn.name()
+        y.backward()
+        return y, name, x.grad, len(runs)
+    if case == "a layer on data that requires no grad":
+        first, second = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            hidden = torch.utils.checkpoint.checkpoint(first, torch.randn(2, 4), use_reentrant=True)
+        second(hidden).sum().backward()
+        return [str(w.message) for w in caught], hidden.requires_grad, first.weight.grad, second.weight.grad
+    if case == "autograd.grad":
+        return outcome(lambda: torch.autograd.grad(run(x), x))
+    if case == "backward(inputs=)":
+        return outcome(lambda: run(x).backward(inputs=[x]))
+    if case == "a keyword argument":
+        return outcome(lambda: run(x, scale=2.0))
+    if case == "an output that needs no grad":
+        def detached(x):
+            with torch.no_grad():
+                return x * 2
+        out = torch.utils.checkpoint.checkpoint(detached, x, use_reentrant=True) + x
+        return outcome(lambda: out.sum().backward())
+    if case == "two outputs, dropout, a non-tensor argument":
+        def body(x, w, p):
+            h = torch.nn.functional.dropout(x @ w, p)
+            return h.tanh(), (h * h).sum()
+        w = torch.randn(2, 3, requires_grad=True)
+        a, b = torch.utils.checkpoint.checkpoint(body, x.expand(4, 2), w, 0.5, use_reentrant=True)
+        (a.sum() + b).backward()
+        return a, b, x.grad, w.grad
+
+
+@pytest.mark.parametrize("case", ["gradients, the node, the body's runs", "a layer on data that requires no grad",
+                                  "autograd.grad", "backward(inputs=)", "a keyword argument",
+                                  "an output that needs no grad", "two outputs, dropout, a non-tensor argument"])
+def test_the_reentrant_form_as_torchs(case):
+    """use_reentrant=True is torch's CheckpointFunction: a parameter used inside, on data that requires
+    no grad, gets none; autograd.grad, backward(inputs=) and keyword arguments are refused with
+    torch's errors; the forward's random state is replayed in the backward."""
+    assert_same(reentrant, case, close=True)
 
 
 def different_recomputation(torch):

@@ -89,6 +89,32 @@ def test_in_place_on_a_leaf_that_requires_grad_or_a_view_of_it(op, edited):
     assert expected[0][0] == "error"
 
 
+def view_asks_its_base(torch, op, made):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
+    if made == "before x required grad":
+        v = x[0]
+        x.requires_grad_()
+    else:
+        x.requires_grad_()
+        with torch.no_grad():
+            v = x[0]
+    seen = [v.requires_grad, v.is_leaf, v.grad_fn, repr(v)]
+    y = v * 2
+    y.sum().backward()
+    seen += [y.requires_grad, x.grad, outcome(INPLACE[op], v, torch.full((3,), 2.0))]
+    x.requires_grad_(False)
+    return seen + [v.requires_grad, x._version]
+
+
+@pytest.mark.parametrize("made", ["before x required grad", "under no_grad"])
+@pytest.mark.parametrize("op", INPLACE)
+def test_a_view_requires_grad_as_its_base_does_now(op, made):
+    """A view asks its base whether it requires grad each time (torch's DifferentiableViewMeta): made
+    before the base required grad, it requires grad, records ops that pass no gradient on, and an
+    in-place op on it is refused as on a view of a leaf."""
+    assert_same(view_asks_its_base, op, made)
+
+
 def in_place_on_non_leaf(torch, op):
     x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
     w = torch.tensor([[0.5, -1., 2.], [3., 0.25, -2.]], requires_grad=True)

@@ -2,6 +2,7 @@
 backward; torch is measured through its saved-tensor hooks (memory.SavedBytes), and the two must
 agree byte for byte on the same scenario. Issue 23: every byte alive (memory.LiveBytes, as an
 allocator counts), before, during and after backward, is torch's too."""
+import gc
 import subprocess
 import sys
 import textwrap
@@ -117,6 +118,7 @@ def peak_of_a_step(lib, checkpointed):
         with memory.SavedBytes(torch) as saved:
             step()
         return saved.peak
+    gc.collect()  # an earlier test's graph in a reference cycle, freed mid-step, would lower the peak
     memory.reset_peak()
     base = memory.saved_bytes()
     step()

@@ -7,6 +7,10 @@ the saved inputs — with the forward's random state — and the recomputed tens
 This is torch's non-reentrant checkpoint: the body runs once in forward and once more in each
 backward that reaches it (side effects too: a ``print`` in the body prints again), and recomputation
 stops as soon as every holder is filled.
+
+The old form, ``use_reentrant=True`` (torch's default when the argument is left out), is a custom
+Function instead: ``CheckpointFunction``, whose backward runs the whole body again and a backward
+inside it.
 """
 import warnings
 import weakref
@@ -14,12 +18,13 @@ import weakref
 import torch
 
 from .. import grad_mode, releases
+from ..autograd.api import backward
 from ..autograd.graph import saved_tensors_hooks
-from ..function import PackedTensor, SavedTensor, save
-from ..grad_mode import enable_grad
+from ..function import Function, PackedTensor, SavedTensor, save
+from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
-__all__ = ["CheckpointError", "checkpoint"]
+__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint"]
 
 
 class CheckpointError(RuntimeError):
@@ -78,11 +83,8 @@ class _Holders:
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
     """``function(*args, **kwargs)``, keeping only its inputs for backward and recomputing the rest.
 
-    minigrad has only the non-reentrant form, torch's recommended one: ``use_reentrant=True`` (the
-    old form, a custom Function that reruns the body with ``torch.autograd.backward`` inside its own
-    backward, and that cannot see gradients of inputs reached through kwargs nor support
-    ``torch.autograd.grad``) raises NotImplementedError. Without ``use_reentrant``, torch warns (and
-    would pick the old form); minigrad warns the same and uses the one it has.
+    ``use_reentrant=False`` is the form torch recommends (``checkpointed_forward``). Left out, torch
+    warns and takes the old form, ``use_reentrant=True`` (``CheckpointFunction``), as minigrad does.
     """
     if use_reentrant is None:
         warnings.warn(
@@ -91,14 +93,62 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
             "is recommended, but if you need to preserve the current default behavior, you can pass "
             "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
             stacklevel=2)
-    elif use_reentrant:
-        raise NotImplementedError("minigrad's checkpoint is torch's non-reentrant one: pass use_reentrant=False")
+        use_reentrant = True
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        return CheckpointFunction.apply(function, preserve_rng_state, *args)
     if releases.CHECKPOINT_SAVES_A_PLACEHOLDER:  # an empty tensor saved (and unpacked) before the inputs
         def body(placeholder, *inputs, **keywords):
             return function(*inputs, **keywords)
         return checkpointed_forward(body, (Tensor(torch.empty(0), requires_grad=True), *args), kwargs,
                                     preserve_rng_state)
     return checkpointed_forward(function, args, kwargs, preserve_rng_state)
+
+
+class CheckpointFunction(Function):
+    """The reentrant checkpoint, torch's old form: a custom Function whose forward runs the body under
+    no_grad (its graph keeps only the tensor arguments) and whose backward runs the body again with
+    grad, then ``backward`` on that: a backward inside a backward, hence "reentrant".
+
+    What follows from that, as in torch: the output requires grad only if a tensor argument does (a
+    parameter used inside, on data that requires none, gets no gradient); gradients reach only the
+    arguments, through ``.grad``, so ``autograd.grad`` and ``backward(inputs=...)`` cannot see
+    through it; keyword arguments are refused; the whole body runs again in each backward."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        if not any(arg.requires_grad for arg in args if isinstance(arg, Tensor)):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+        ctx.run_function = run_function
+        ctx.rng = _rng_state(args) if preserve_rng_state else None
+        ctx.inputs = [None if isinstance(arg, Tensor) else arg for arg in args]
+        ctx.save_for_backward(*[arg for arg in args if isinstance(arg, Tensor)])
+        with no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if not grad_mode._state.checkpoint_valid:
+            raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                               "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
+                               "set use_reentrant=False, or call .backward() without passing the `inputs` argument.")
+        tensors = iter(ctx.saved_tensors)
+        inputs = [next(tensors) if arg is None else arg for arg in ctx.inputs]
+        devices = [] if ctx.rng is None else ctx.rng[1]
+        with torch.random.fork_rng(devices=devices, enabled=ctx.rng is not None):
+            if ctx.rng is not None:
+                _set_rng_state(ctx.rng)
+            detached = [arg.detach().requires_grad_(arg.requires_grad) if isinstance(arg, Tensor) else arg
+                        for arg in inputs]
+            with enable_grad():
+                outputs = ctx.run_function(*detached)
+        outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+        pairs = [(out, grad) for out, grad in zip(outputs, grads) if isinstance(out, Tensor) and out.requires_grad]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        backward([out for out, _ in pairs], [grad for _, grad in pairs])
+        return (None, None, *[arg.grad if isinstance(arg, Tensor) else None for arg in detached])
 
 
 # BEGIN EXERCISE 8

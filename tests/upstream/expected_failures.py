@@ -17,11 +17,5 @@ TORCH_FAILS_TOO = {
 itself too (UPSTREAM_LIBRARY=torch)."""
 
 EXPECTED_FAILURES = {
-    "TestAutograd::test_no_requires_grad_inplace":
-        "a view made before its base required grad: torch's view asks its base whether it requires grad "
-        "(DifferentiableViewMeta::requires_grad), so an in-place op on it is refused as on a view of a leaf; "
-        "minigrad's view keeps the flag it was made with",
-    "TestAutograd::test_checkpointing_without_reentrant_detached_tensor_use_reentrant_True":
-        "minigrad's checkpoint is the non-reentrant one only: use_reentrant=True raises NotImplementedError",
 }
 """Where minigrad differs from torch 2.13."""

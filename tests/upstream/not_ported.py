@@ -7,7 +7,6 @@ SPARSE = "sparse tensors"
 COMPLEX = "complex tensors"
 PROFILER = "the profiler"
 GRADIENT_EDGE = "torch.autograd.graph.GradientEdge"
-REENTRANT = "reentrant checkpoint (use_reentrant=True)"
 VARIABLE = "torch.autograd.Variable"
 FAST_GRADCHECK = "gradcheck's fast_mode"
 MULTI_GRAD_HOOK = "torch.autograd.graph.register_multi_grad_hook"
@@ -158,16 +157,15 @@ NOT_PORTED = {
         "test_thread_shutdown": "a subprocess running torch",
         "test_deep_reentrant": VARIABLE,
         "test_reentrant_priority": VARIABLE,
-        "test_checkpointing": REENTRANT,
+        "test_checkpointing": ops("stack"),
         "test_checkpointing_non_reentrant_autocast_cpu": "autocast",
         "test_checkpointing_non_reentrant_autocast_gpu": "autocast",
-        "test_checkpointing_without_reentrant_memory_savings": REENTRANT + "; CUDA memory statistics",
+        "test_checkpointing_without_reentrant_memory_savings": "CUDA memory statistics",
         "test_checkpointing_without_reentrant_with_context_fn": "checkpoint's context_fn; TorchDispatchMode",
         "test_checkpoint_sequential_warns_if_use_reentrant_not_passed_explcitly": "checkpoint_sequential",
         "test_checkpoint_graph_execution_group": "torch.utils.checkpoint.GraphExecGroup",
         "test_checkpoint_detects_non_determinism": ops("sin"),
         "test_checkpointing_without_reentrant": ops("stack"),
-        "test_checkpoint_valid_reset_on_error": REENTRANT,
         "test_checkpointing_without_reentrant_dataparallel": "nn.DataParallel",
         "test_callback_adds_callback": CALLBACK,
         "test_callback_propagates_errors_from_device_thread": CALLBACK,
@@ -267,7 +265,6 @@ NOT_PORTED = {
         "test_copy_": "bfloat16",
         "test_copy_forward_ad_broadcasting": FORWARD_AD,
         "test_copy_forward_ad_same_layout_copies_grad": FORWARD_AD,
-        "test_cross_device_reentrant_autograd": REENTRANT,
         "test_inplace_on_view_backprop_base": ops("narrow"),
         "test_inplace_on_view_backprop_view_of_view": ops("narrow"),
         "test_inplace_on_view_of_view": ops("narrow"),

@@ -8,11 +8,11 @@ release minigrad follows.
 Selection: a test is in the subset when everything its body runs is minigrad's subset (README, "The
 subset"): tensors and the listed ops, backward and autograd.grad, retain_graph and create_graph,
 tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradcheck, saved-tensor
-hooks, non-reentrant checkpoint, anomaly mode, inference mode, and what porting added: backward's
+hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
-``materialize_grads``, a dict of inputs. 171 tests are in it and restated below, each under its
+``materialize_grads``, a dict of inputs. 173 tests are in it and restated below, each under its
 upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 346 are not
+test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 344 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
 tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, view_as, select, chunk
 or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
@@ -2117,7 +2117,15 @@ class TestAutograd(TestCase):
         with self.assertRaisesRegex(RuntimeError, "must be floating point or complex dtype"):
             a.data = torch.tensor(3, dtype=torch.int64)
 
-    # --- non-reentrant checkpoint -------------------------------------------------------------------
+    # --- checkpoint ----------------------------------------------------------------------------------
+
+    def test_checkpoint_valid_reset_on_error(self):
+        a = torch.randn(2, 2, requires_grad=True)
+        with self.assertRaisesRegex(Exception, "torch.utils.checkpoint is incompatible"):
+            b = checkpoint(torch.exp, a, use_reentrant=True).sum()
+            torch.autograd.grad(b, (a,))  # refused inside: the flag autograd.grad cleared must come back
+        c = checkpoint(torch.exp, a, use_reentrant=True).sum()
+        c.backward()
 
     def test_checkpointing_without_reentrant_custom_function_works(self):
         test = self
@@ -2773,6 +2781,22 @@ class TestAutogradDeviceType(TestCase):
         for where, inputs_on in (("cpu", device), (device, "cpu"), ("cpu", device)):
             Reentrant.where = where
             Reentrant.apply(torch.randn(2, 2, device=inputs_on, requires_grad=True)).sum().backward()
+
+    @onlyCUDA
+    def test_cross_device_reentrant_autograd(self, device):
+        def fn_on_gpu(inp):
+            inp * 2 * 2 * 2 * 2
+            return inp.to(device=device)
+
+        def parent_on_cpu(inp):
+            branch1 = inp.to(device=device)
+            for _ in range(3):
+                branch1 = branch1 / branch1
+            branch2 = checkpoint(fn_on_gpu, inp, use_reentrant=True)  # a reentrant backward across devices
+            return branch2 + branch1
+
+        inp = torch.rand(2, requires_grad=True)
+        parent_on_cpu(inp).sum().backward()
 
     def test_inplace_on_view_undefined_grad_output(self, device):
         a = torch.tensor([1.0], requires_grad=True)
