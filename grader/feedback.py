@@ -1,10 +1,13 @@
 """Feedback that keeps hidden tests hidden: nbgrader's feedback shows every test cell as autograded,
 hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrades) replaces the
-hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", and
-opens the feedback with the device the submission was graded on (from its record).
+hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", names
+each test by its scenarios (the names its ``check(...)`` calls give, for the page's table of
+contents: templates/minigrad_feedback), and opens the feedback with the device the submission was
+graded on (from its record).
 
 ``SanitizeLearnerText`` runs wherever a learner's notebook becomes HTML on the instructor's side
 (the feedback page, Formgrader's view: ``HTMLExporter.preprocessors``)."""
+import ast
 import html
 import json
 import re
@@ -33,8 +36,12 @@ class HideHiddenTests(NbGraderPreprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade") or "### BEGIN HIDDEN TESTS" not in cell.source:
+        if cell.cell_type != "code" or not meta.get("grade"):
             return cell, resources
+        if "### BEGIN HIDDEN TESTS" not in cell.source:
+            cell.metadata["minigrad"] = {"test": "visible checks", "scenarios": scenarios(cell.source)}
+            return cell, resources
+        cell.metadata["minigrad"] = {"test": "hidden checks", "scenarios": []}
         points = meta.get("points", 0)
         score = meta.get("score", 0)
         verdict = "passed" if score == points else "failed"
@@ -43,6 +50,17 @@ class HideHiddenTests(NbGraderPreprocessor):
         cell.outputs = [new_output("stream", name="stdout",
                                    text=f"hidden test — {verdict} — {score:g}/{points:g} points\n")]
         return cell, resources
+
+
+def scenarios(source):
+    """The scenario names of a test cell's ``check(...)`` calls (an f-string's as written)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [ast.literal_eval(node.args[0]) if isinstance(node.args[0], ast.Constant) else ast.unparse(node.args[0])
+            for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check"
+            and node.args]
 
 
 TAGS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "pre", "code", "em", "strong", "b", "i", "ul", "ol", "li",

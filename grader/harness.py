@@ -13,10 +13,12 @@ within its reach. The learner's definitions come with their own text, for ``insp
 ``FD``, which the grader reads while it runs:
 
     ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell; a plan's
-                           cells are locked code, solutions, tests, and "support": visible tests
-                           run beside hidden ones for what they define, reporting nothing)
-    ["check", NAME, SEEN, MESSAGE]  a check of the current test cell, what it saw (plain data), and
-                           whether it grades error messages word for word
+                           cells are locked code, solutions, tests, and "support": the scenarios'
+                           definitions, and visible tests run beside hidden ones for what they
+                           define, reporting nothing)
+    ["check", NAME, SEEN, MESSAGE, RAISED]  a check of the current test cell, what it saw (plain
+                           data), whether it grades error messages word for word, and the exceptions
+                           the learner's code raised meanwhile, as [type name, lines] (``raised_lines``)
     ["error", TEXT]        the current test cell raised
     ["denied", CONSTRUCT, CELL, LINE]  graded code tried what its guards deny (``guards.py``), at
                            line LINE of the cell with id CELL
@@ -61,7 +63,7 @@ def serve(lib, fd):
     scenarios and ``check`` stay out of the learner's reach)."""
     import minigrad
     import minigrad.testing
-    from minigrad.testing import plain
+    from minigrad.testing import plain, raised_lines
 
     from guards import Guards
 
@@ -75,16 +77,21 @@ def serve(lib, fd):
         while data:
             data = data[_write(fd, data):]
 
+    raised = minigrad.testing._raised  # what the scenarios' outcome(...) calls catch, for the feedback
+
     def check(name, scenario, *args, message=False):
+        raised.clear()
         try:
             value = scenario(lib, *args)
         except Exception as error:  # noqa: BLE001 - the error is the result being compared
             value = error
+            raised.append(error)
         if lib is minigrad and _storage_requires_grad(value, minigrad.Tensor):
             seen = ["uses torch.autograd: a minigrad tensor's storage requires grad"]
         else:
             seen = strict(plain(value))
-        send(["check", str(name), seen, message is True])
+        told = [[_type(error).__name__, raised_lines(error)] for error in raised[:5]] if lib is minigrad else []
+        send(["check", str(name), seen, message is True, told])
 
     def report(construct, filename, line):
         send(["denied", str(construct)[:200], filename.strip("<>"), int(line)])

@@ -8,6 +8,8 @@ under the git-ignored .course/ at the repository root.
 import os
 import sys
 
+import nbgrader
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # the `grader` preprocessors named below, whichever way nbgrader was started
 STATE = os.path.join(ROOT, ".course")
@@ -38,6 +40,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells", "nbgrader.preprocessors.CheckCellMetadata"]
 c.RestoreCells.release_directory = os.path.join(ROOT, "exercises")
 c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
+c.Validator.width = 108  # a check's report has lines of up to 100 characters: `nbgrader validate` cuts none
 # Autograde decides points with the verdict harness (grader/verdicts.py), in the sandbox, in place of
 # executing the learner's notebook in a kernel, and records the outcome (graded, or not and why) for
 # status and export; the rest is nbgrader's own pipeline. Every route to autograde runs it: our
@@ -54,5 +57,12 @@ c.HideHiddenTests.course_root = ROOT
 # Learner text (markdown cells, outputs) reaches the feedback page and Formgrader, on the instructor's
 # origin, only sanitised: both render with an HTMLExporter made from this config.
 c.HTMLExporter.preprocessors = ["grader.feedback.SanitizeLearnerText"]
+# The feedback page: nbgrader's, with tests named by their scenarios and outputs that wrap (its
+# exporter is GenerateFeedback's child, so Formgrader's pages keep nbgrader's own templates).
+NBGRADER_TEMPLATES = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
+c.GenerateFeedback.HTMLExporter.template_name = "minigrad_feedback"
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [os.path.join(ROOT, "grader", "templates"), NBGRADER_TEMPLATES]
+c.GenerateFeedback.HTMLExporter.extra_template_paths = [
+    NBGRADER_TEMPLATES, os.path.join(NBGRADER_TEMPLATES, "..", "static", "node_modules", "bootstrap", "dist", "css")]
 c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "grader.feedback.HideHiddenTests",
                                     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

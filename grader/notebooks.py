@@ -10,11 +10,15 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
     # %% tests NAME V+H        graded tests: visible checks worth V points, then hidden ones (between
                                nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
                                NAME-hidden — so a failing visible check reaches the learner's feedback
-                               in full while a hidden one shows only passed/failed (``NAME V``: no hidden)
+                               in full while a hidden one shows only passed/failed (``NAME V``: no hidden).
+                               The visible scenarios' definitions go in a locked cell before them,
+                               NAME-scenarios: the graded cell holds only the ``check(...)`` calls, all
+                               that Validate and the feedback show of it
     # %% requires MODULE ...   no cell: the modules the exercise needs beyond the course's own (an
                                optional extra's), kept in the notebook's metadata; where one is
                                missing, grading says so instead of grading (verdicts.unmet_requirements)
 """
+import ast
 import re
 
 import nbformat
@@ -62,12 +66,32 @@ def _test_cells(name, points, body):
     visible, marker, hidden = body.partition(HIDDEN_START)
     if bool(marker) != bool(hidden_points):
         raise ValueError(f"tests {name} {points}: hidden points need a hidden block, and a hidden block points")
-    cells = [nbformat.v4.new_code_cell(visible.rstrip("\n"), id=name, metadata=_nbgrader(
-        name, grade=True, locked=True, points=int(visible_points)))]
+    scenarios, checks = _split_checks(visible.rstrip("\n"))
+    cells = [nbformat.v4.new_code_cell(scenarios, id=f"{name}-scenarios", metadata=_nbgrader(
+        f"{name}-scenarios", locked=True))] if scenarios else []
+    cells.append(nbformat.v4.new_code_cell(checks, id=name, metadata=_nbgrader(
+        name, grade=True, locked=True, points=int(visible_points))))
     if marker:
         cells.append(nbformat.v4.new_code_cell(HIDDEN_NOTE + marker + hidden, id=f"{name}-hidden", metadata=_nbgrader(
             f"{name}-hidden", grade=True, locked=True, points=int(hidden_points))))
     return cells
+
+
+def _split_checks(source):
+    """(definitions, checks): the trailing top-level statements that call ``check``, with the comment
+    lines just above them, and what comes before."""
+    statements = ast.parse(source).body
+    first = len(statements)
+    while first and any(isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check"
+                        for node in ast.walk(statements[first - 1])):
+        first -= 1
+    if first == len(statements):
+        raise ValueError(f"a tests cell ends with its check(...) calls:\n{source}")
+    lines = source.splitlines()
+    start = statements[first].lineno - 1
+    while start and lines[start - 1].startswith("#"):
+        start -= 1
+    return "\n".join(lines[:start]).strip("\n"), "\n".join(lines[start:])
 
 
 def build_notebook(spec, parts_by_name):

@@ -32,7 +32,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from minigrad.testing import nearly_equal, without_messages
+from minigrad.testing import difference, nearly_equal, without_messages
 
 from . import forkserver, guards
 from .devices import grading_device
@@ -42,18 +42,20 @@ from .sandbox import Limits
 
 REFERENCE = Path(__file__).with_name("reference.py")
 RESULTS_BUDGET = 16 << 20  # bytes of results one run may send
-MESSAGE_KINDS = {"cell": 2, "check": 4, "error": 2, "denied": 4, "done": 1}
-RESULTS_FORMAT = 2  # of the expected results cached in .course/expected: a new format recomputes them
+MESSAGE_KINDS = {"cell": 2, "check": 5, "error": 2, "denied": 4, "done": 1}
+RESULTS_FORMAT = 3  # of the expected results cached in .course/expected: a new format recomputes them
 
 
 def plan(source_notebook, solutions):
-    """The cells the harness runs, in order: locked code, solutions (from ``solutions`` by grade_id), tests."""
+    """The cells the harness runs, in order: locked code, solutions (from ``solutions`` by grade_id),
+    the scenarios' definitions (support: the learner's code never sees them) and tests."""
     cells = []
     for cell in source_notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or not meta:
             continue
-        kind = "test" if meta.get("grade") else "solution" if meta.get("solution") else "locked"
+        kind = ("test" if meta.get("grade") else "solution" if meta.get("solution")
+                else "support" if meta["grade_id"].endswith("-scenarios") else "locked")
         source = solutions.get(meta["grade_id"], "") if kind == "solution" else cell.source
         cells.append({"kind": kind, "id": meta["grade_id"], "source": source})
     return cells
@@ -285,7 +287,8 @@ def _collect(cells_write, payload, channel, cells, cell_timeout, budget):
             if test is None:
                 stop("garbled")
             if kind == "check":
-                test["checks"].append([message[1][:500], message[2], message[3]])
+                told = [[kind[:100], [line[:200] for line in lines[:4]]] for kind, lines in message[4][:5]]
+                test["checks"].append([message[1][:500], message[2], message[3], told])
             else:
                 test["error"] = message[1][:2000]
 
@@ -303,7 +306,9 @@ def _message(line):
         return None
     if message[0] in ("check", "error") and type(message[1]) is not str:
         return None
-    if message[0] == "check" and type(message[3]) is not bool:
+    if message[0] == "check" and not (type(message[3]) is bool and type(message[4]) is list and all(
+            type(told) is list and len(told) == 2 and type(told[0]) is str and type(told[1]) is list
+            and all(type(line) is str for line in told[1]) for told in message[4])):
         return None
     if message[0] == "denied" and not (type(message[2]) is str and type(message[3]) is int):
         return None
@@ -325,11 +330,10 @@ def compare(expected, actual):
         elif len(got["checks"]) != len(want["checks"]):
             verdicts[test_id] = (False, f"{len(got['checks'])} of {len(want['checks'])} checks ran")
         else:
-            wrong = [(name, seen, wanted) for (name, seen, _), (_, wanted, message) in zip(got["checks"], want["checks"])
-                     if not nearly_equal(*((seen, wanted) if message else map(without_messages, (seen, wanted))))]
-            verdicts[test_id] = (True, "") if not wrong else (False, "scenario '{}' differs from PyTorch\n"
-                                                              "  torch did:    {}\n  minigrad did: {}".format(*(
-                                                                  wrong[0][0], wrong[0][2], wrong[0][1])))
+            wrong = [(name, *((wanted, seen) if message else map(without_messages, (wanted, seen))), told)
+                     for (name, seen, _, told), (_, wanted, message, _) in zip(got["checks"], want["checks"])]
+            wrong = [(name, wanted, seen, told) for name, wanted, seen, told in wrong if not nearly_equal(seen, wanted)]
+            verdicts[test_id] = (True, "") if not wrong else (False, difference(*wrong[0]))
     return verdicts
 
 

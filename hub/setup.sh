@@ -49,13 +49,14 @@ command -v configurable-http-proxy > /dev/null || npm install -g --silent "confi
 etc="$HUB_PREFIX/etc"
 rm -rf "$etc"
 mkdir -p "$etc/common"
-cp -r grader/lab/learner grader/lab/instructor "$etc/"
+cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py "$etc/"
 cat > "$etc/common/nbgrader_config.py" <<EOF
 # The course's nbgrader settings for every user of the hub (written by hub/setup.sh).
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "minigrad"
 c.Exchange.root = "$EXCHANGE"
 c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
+c.Validator.width = 108  # a check's report has lines of up to 100 characters: Validate cuts none
 EOF
 chmod -R a+rX "$etc"
 

@@ -4,7 +4,9 @@ Used by the test suite, the lessons and the exercises' graded tests.
 """
 import linecache
 import math
+import os
 import sys
+import traceback
 
 import torch
 
@@ -13,6 +15,8 @@ import minigrad
 
 _rejected = {}  # what ``graded`` found, by the name of the definition
 _with_torch = False  # whether ``both`` is running a scenario with torch (the guards stand aside)
+_raised = []  # the exceptions minigrad's run of the scenario ``both`` runs raised, first first
+_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, minigrad)) + (os.path.dirname(os.__file__),)
 
 
 def plain(value):
@@ -38,6 +42,8 @@ def outcome(fn, *args):
     try:
         return plain(fn(*args))
     except Exception as error:  # noqa: BLE001 - the error is the result being compared
+        if not _with_torch:
+            _raised.append(error)
         return plain(error)
 
 
@@ -140,26 +146,121 @@ def without_messages(value):
     return value
 
 
+class CheckFailed(AssertionError):
+    """A check that failed: its message is the whole report, shown without a traceback (IPython
+    prints what ``_render_traceback_`` gives, and nbgrader's Validate shows that)."""
+
+    def _render_traceback_(self):
+        return str(self).splitlines()
+
+
 def check(name, scenario, *args, message=False):
     """The graded check: ``scenario(lib)`` must give the same result with minigrad as with torch.
 
     Errors must be of torch's type; their wording counts only in checks with ``message=True``, so a
     wrong string costs the check that grades it, not every check that meets the error. On failure
-    the message names the scenario and shows what each library did.
+    the message names the scenario, where the results first differ, what each library gave there,
+    and the exception the learner's code raised, with its last lines of their code.
     """
     if _rejected:
-        raise AssertionError(f"not graded:\n{next(iter(_rejected.values()))}")
+        raise CheckFailed(f"not graded: {next(iter(_rejected.values()))}")
+    _raised.clear()
     try:
         expected, actual = both(scenario, *args)
     except BaseException:  # a run-time guard's denial (guards.Denied), which no ``except Exception`` catches
         if _rejected:
-            raise AssertionError(f"not graded:\n{next(iter(_rejected.values()))}") from None
+            raise CheckFailed(f"not graded: {next(iter(_rejected.values()))}") from None
         raise
     if not message:
         expected, actual = without_messages(expected), without_messages(actual)
     if not nearly_equal(actual, expected):
-        raise AssertionError(f"scenario '{name}' differs from PyTorch\n  torch did:    {expected}\n"
-                             f"  minigrad did: {actual}")
+        raise CheckFailed(difference(name, expected, actual, [(type(e).__name__, raised_lines(e)) for e in _raised]))
+
+
+WIDTH = 100
+"""Characters per line of a check's report."""
+
+
+def difference(name, expected, actual, raised=()):
+    """A failed check in a few lines: the scenario, where its results first differ (a key, an index,
+    an element of a tensor), torch's and minigrad's values there, each cut to a line around where
+    they differ; then, when minigrad gave an error there, the first exception of that type among
+    ``raised`` (what minigrad's run raised: (type name, ``raised_lines``) pairs)."""
+    where, want, got = first_difference(expected, actual)
+    lines = [f"'{name}'", f"  minigrad differs from torch{f' at {where}' if where else ''}",
+             f"  torch:    {short(want, got)}", f"  minigrad: {short(got, want)}"]
+    lines += next((told for kind, told in raised if _is_error(got) and kind == got[1]), [])
+    return "\n".join(line if len(line) <= WIDTH else line[:WIDTH - 1] + "…" for line in lines)
+
+
+def raised_lines(error):
+    """``error`` told in a few lines: its type and first line, then the last three lines it came
+    through that are neither torch's nor minigrad's (the learner's code, and the scenario's)."""
+    try:
+        text = str(error).splitlines()
+    except Exception:  # noqa: BLE001 - a learner's exception whose __str__ fails is told by its type
+        text = []
+    told = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    if isinstance(error, NotImplementedError) and not text:
+        told += " (a part not written yet)"
+    frames = [f"    in {frame.name}, line {frame.lineno}: {frame.line.strip()}"
+              for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.startswith(_LIBRARIES) and frame.line]
+    return [f"  your code raised {told}", *frames[-3:]]
+
+
+def first_difference(expected, actual, where=""):
+    """(where, torch's part, minigrad's part) at the first place two plain results differ: a dict's
+    key (torch's order), a list's index, a tensor's element (its index; its shape when shapes differ)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in [*expected, *(k for k in actual if k not in expected)]:
+            if key not in actual or key not in expected:
+                return f"{where}[{key!r}]", expected.get(key, "(nothing)"), actual.get(key, "(nothing)")
+            if not nearly_equal(actual[key], expected[key]):
+                return first_difference(expected[key], actual[key], f"{where}[{key!r}]")
+    elif _is_tensor(expected) and _is_tensor(actual) and expected[2:] == actual[2:]:
+        want, got = torch.tensor(expected[1], dtype=torch.float64), torch.tensor(actual[1], dtype=torch.float64)
+        if want.shape != got.shape:
+            return f"{where} shape".strip(), list(want.shape), list(got.shape)
+        index = next(i for i, (w, g) in enumerate(zip(want.flatten().tolist(), got.flatten().tolist()))
+                     if not nearly_equal(g, w))
+        element = [int(i) for i in torch.unravel_index(torch.tensor(index), want.shape)] if want.dim() else []
+        return f"{where} tensor element {element}".strip(), want.flatten()[index].item(), got.flatten()[index].item()
+    elif (type(expected) is type(actual) and isinstance(expected, (list, tuple)) and len(expected) == len(actual)
+          and not _is_tensor(expected) and not _is_error(expected)):
+        for i, (want, got) in enumerate(zip(expected, actual)):
+            if not nearly_equal(got, want):
+                return first_difference(want, got, f"{where}[{i}]")
+    return where, expected, actual
+
+
+def _is_tensor(value):  # a tuple, or the list JSON made of one (the grader's results)
+    return isinstance(value, (tuple, list)) and len(value) >= 2 and value[0] == "tensor"
+
+
+def _is_error(value):
+    return isinstance(value, (tuple, list)) and len(value) >= 2 and value[0] == "error"
+
+
+def short(value, other):
+    """``value`` on one line: an error as ``Type: message``, a tensor as ``tensor([...])``; a line
+    too long is cut around where it first differs from ``other``'s line."""
+    text, against = _line(value), _line(other)
+    if len(text) <= WIDTH - 12:
+        return text
+    start = next((i for i, (a, b) in enumerate(zip(text, against)) if a != b), min(len(text), len(against)))
+    start = max(0, min(start - 30, len(text) - (WIDTH - 14)))
+    return ("…" if start else "") + text[start:start + WIDTH - 14] + ("…" if start + WIDTH - 14 < len(text) else "")
+
+
+def _line(value):
+    if isinstance(value, (tuple, list)) and len(value) == 2 and value[0] == "node":
+        return f"{value[1]} (a node)"
+    if _is_error(value):
+        return f"{value[1]}: {value[2]}" if len(value) > 2 and value[2] else value[1]
+    if _is_tensor(value):
+        return f"tensor({value[1]}{''.join(f', {d}' for d in value[2:])})"
+    return " ".join(repr(value).split())
 
 
 def graph_signature(tensor):

@@ -1,14 +1,15 @@
-"""A learner in real JupyterLab, in a real browser: open exercise 3, press nbgrader's Validate.
+"""A learner in real JupyterLab, in a real browser: open exercise 3 (untouched, with a mistake, done)
+or a lesson, press Validate (the course's, grader/lab/course_validate.py, in nbgrader's dialog).
 
 Needs Debian's chromium (.ci/run installs it). Validate saves the notebook it checks, so the test
-works on copies.
+works on copies. The screenshots are kept in screenshots/validate/.
 """
 import shutil
 
 import pytest
 
 from grader.build import ROOT
-from labs import browser, needs_chromium, serve, validate  # noqa: F401 - browser is a fixture
+from labs import browser, needs_chromium, serve, shot, validate  # noqa: F401 - browser is a fixture
 from test_exercises import _reference_solutions, _submission_like
 
 pytestmark = needs_chromium
@@ -22,6 +23,8 @@ def lab(tmp_path_factory):
     shutil.copytree(ROOT / "grader", root / "grader", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "solutions", root / "solutions")
     reference = _reference_solutions(root, EXERCISE)
+    shutil.copytree(ROOT / "course", root / "course", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(ROOT / "exercises" / EXERCISE, root / "untouched")
     for name, change in (("done", lambda gid, ref, released: ref),
                          ("mistake", lambda gid, ref, released: ref.replace(
                              "tuple(None if s is None else _FREED for s in self._saved)",
@@ -32,23 +35,42 @@ def lab(tmp_path_factory):
         yield server
 
 
-def validate_in_lab(browser, lab, folder, screenshot):  # noqa: F811 - browser is labs' fixture
-    """Open the notebook, press Validate, return the text of nbgrader's result dialog."""
+def validate_in_lab(browser, lab, folder, notebook=f"{EXERCISE}.ipynb"):  # noqa: F811 - labs' fixture
+    """Open the notebook, press Validate, return the text of the result dialog; the dialog must fit
+    the window whole (no scrolling)."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto(f"{lab['url']}/lab/workspaces/{folder}/tree/{folder}/{EXERCISE}.ipynb?reset&token={lab['token']}")
+    page.goto(f"{lab['url']}/lab/workspaces/{folder}/tree/{folder}/{notebook}?reset&token={lab['token']}")
     dialog = validate(page.get_by_role("button", name="Validate"))
-    page.screenshot(path=str(screenshot))
+    shot(page, "validate", folder)
+    fits = page.evaluate("() => [...document.querySelectorAll('.jp-Dialog-body, .jp-Dialog-body *')]"
+                         ".every(e => e.scrollHeight <= e.clientHeight + 1 || getComputedStyle(e).overflowY == 'visible')")
+    box = dialog.bounding_box()
     text = dialog.inner_text()
     page.close()
+    assert fits and box["height"] <= 900, f"the dialog does not fit one screen:\n{text}"
     return text
 
 
-def test_validate_passes_on_a_finished_exercise(browser, lab, tmp_path):  # noqa: F811
-    text = validate_in_lab(browser, lab, "done", tmp_path / "done.png")
+def test_validate_passes_on_a_finished_exercise(browser, lab):  # noqa: F811
+    text = validate_in_lab(browser, lab, "done")
     assert "Success! Your notebook passes all the tests." in text
 
 
-def test_validate_names_the_failing_scenario(browser, lab, tmp_path):  # noqa: F811
-    text = validate_in_lab(browser, lab, "mistake", tmp_path / "mistake.png")
-    assert "scenario 'seed 003: m = k after backward' differs from PyTorch" in text
-    assert "torch did:" in text and "minigrad did:" in text
+def test_validate_on_the_untouched_release_names_the_parts_not_written(browser, lab):  # noqa: F811
+    text = validate_in_lab(browser, lab, "untouched")
+    assert "visible checks fail. Not written yet: BackwardFunction._release_saved" in text, text
+    assert "your code raised NotImplementedError (a part not written yet)" in text
+    assert "The following cell failed" not in text and "def " not in text  # no test source, no false label
+
+
+def test_validate_names_the_failing_scenario_and_where_it_differs(browser, lab):  # noqa: F811
+    text = validate_in_lab(browser, lab, "mistake")
+    assert "'seed 003: m = k after backward'\n  minigrad differs from torch at " in text, text
+    assert "torch: " in text and "minigrad: " in text
+    assert "Not written yet" not in text
+
+
+def test_validate_on_a_lesson_says_there_is_nothing_to_validate(browser, lab):  # noqa: F811
+    text = validate_in_lab(browser, lab, "course", "03a_what_backward_frees.ipynb")
+    assert "Nothing to validate: this notebook is a lesson" in text
+    assert "Success" not in text

@@ -33,7 +33,26 @@ def stopped(plan, **limits):
 
 
 def test_a_run_reports_each_check_of_each_test_cell():
-    assert verdicts.run(FOLDER, cells("x = 1"), "minigrad") == {"t": {"checks": [["one", [1.0, 1.0], False]], "error": None}}
+    assert verdicts.run(FOLDER, cells("x = 1"), "minigrad") == {"t": {"checks": [["one", [1.0, 1.0], False, []]],
+                                                                      "error": None}}
+
+
+def test_the_exception_the_learners_code_raised_reaches_the_report():
+    """What the learner's code raised in minigrad's run (here, a part left as nbgrader's stub) comes
+    with the check, told with its lines; the report of the failing check shows it."""
+    plan = [{"kind": "solution", "id": "part", "source": "def part(x):\n    raise NotImplementedError()"},
+            {"kind": "test", "id": "t", "source": "from minigrad.testing import outcome\n"
+             "check('calls part', lambda lib: {'value': 1, 'part': outcome(lambda: part(1))})"}]
+    expected = {"t": {"checks": [["calls part", {"value": 1, "part": 2}, False, []]], "error": None}}
+    actual = verdicts.run(FOLDER, plan, "minigrad")
+    assert actual["t"]["checks"][0][3] == [["NotImplementedError", [
+        "  your code raised NotImplementedError (a part not written yet)",
+        "    in part, line 2: raise NotImplementedError()"]]]  # the test's lines: no text in the learner's process
+    assert verdicts.compare(expected, actual)["t"] == (False, "'calls part'\n  minigrad differs from torch at ['part']\n"
+                                                             "  torch:    2\n  minigrad: NotImplementedError\n"
+                                                             "  your code raised NotImplementedError (a part not "
+                                                             "written yet)\n"
+                                                             "    in part, line 2: raise NotImplementedError()")
 
 
 def test_a_process_that_dies_is_reported_in_its_cell():
@@ -162,7 +181,8 @@ def test_the_learners_definitions_come_with_their_text():
     solution cell reach the grading process with their text (and nothing else of the cell does)."""
     plan = [{"kind": "solution", "id": "part", "source": "def helper(lib):\n    return 1\nprint('dropped')"},
             {"kind": "test", "id": "t", "source": "import inspect\ncheck('source', lambda lib: inspect.getsource(helper))"}]
-    assert verdicts.run(FOLDER, plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1\n", False]]
+    assert verdicts.run(FOLDER, plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1\n", False,
+                                                                     []]]
 
 
 def test_an_exercise_whose_modules_are_missing_is_not_graded(tmp_path):
@@ -201,8 +221,8 @@ def test_the_run_whose_errors_reach_feedback_holds_no_hidden_test():
     results = {}
     for cells in runs:
         results.update(verdicts.run(FOLDER, cells, "minigrad"))
-    assert results == {"t": {"checks": [["hidden code here", 0, False]], "error": None},
-                       "t-hidden": {"checks": [["uses t", [1, "SECRET"], False]], "error": None}}
+    assert results == {"t": {"checks": [["hidden code here", 0, False, []]], "error": None},
+                       "t-hidden": {"checks": [["uses t", [1, "SECRET"], False, []]], "error": None}}
 
 
 def test_the_grading_device_is_one_both_runs_can_use():
@@ -223,7 +243,7 @@ def test_torchs_run_sees_the_device_the_learners_run_sees():
     plan = [{"kind": "test", "id": "t", "source": "import os, torch\n"
              "check('cuda', lambda lib: [torch.cuda.is_available(), os.environ.get('CUDA_VISIBLE_DEVICES')])"}]
     seen = verdicts.run(FOLDER, plan, "torch", environment=choose("NVIDIA H100 80GB HBM3", None).environment())
-    assert seen == {"t": {"checks": [["cuda", [False, ""], False]], "error": None}}
+    assert seen == {"t": {"checks": [["cuda", [False, ""], False, []]], "error": None}}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None and not os.environ.get("CI"),
@@ -246,9 +266,9 @@ def test_exercise_9_compiles_its_kernels_on_a_gpu_and_interprets_them_only_witho
 
 def test_a_result_on_another_device_than_torchs_differs():
     """``plain`` names the device of a tensor off the CPU: the same values on cpu are not torch's on cuda:0."""
-    expected = {"t": {"checks": [["a * b on DEVICE", ["tensor", [2.0], "cuda:0"], False]], "error": None}}
-    actual = {"t": {"checks": [["a * b on DEVICE", ["tensor", [2.0]], False]], "error": None}}
-    assert verdicts.compare(expected, actual)["t"] == (False, "scenario 'a * b on DEVICE' differs from PyTorch\n"
-                                                             "  torch did:    ['tensor', [2.0], 'cuda:0']\n"
-                                                             "  minigrad did: ['tensor', [2.0]]")
+    expected = {"t": {"checks": [["a * b on DEVICE", ["tensor", [2.0], "cuda:0"], False, []]], "error": None}}
+    actual = {"t": {"checks": [["a * b on DEVICE", ["tensor", [2.0]], False, []]], "error": None}}
+    assert verdicts.compare(expected, actual)["t"] == (False, "'a * b on DEVICE'\n  minigrad differs from torch\n"
+                                                             "  torch:    tensor([2.0], cuda:0)\n"
+                                                             "  minigrad: tensor([2.0])")
     assert verdicts.compare(expected, expected)["t"] == (True, "")

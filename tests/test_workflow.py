@@ -161,8 +161,11 @@ def test_a_failing_visible_check_reaches_the_learner_in_full(course):
     root, _ = course
     workflow.feedback(EXERCISE, root=root)
     html = (root / ".course" / "feedback" / "hal" / EXERCISE / f"{EXERCISE}.html").read_text()
-    assert "seed 003: m = k after backward" in html and "differs from PyTorch" in html
-    assert "torch did:" in html and "minigrad did:" in html
+    assert "'seed 003: m = k after backward'\n  minigrad differs from torch at " in html, html
+    assert "torch: " in html and "minigrad: " in html
+    toc = html[html.index('<div id="toc">'):html.index("</ol>")]  # each test named by its scenarios
+    assert "Test cell" not in toc and "visible checks" in toc and "hidden checks" in toc
+    assert "seed 003: m = k after backward" in toc
     assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html
 
