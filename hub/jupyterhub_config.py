@@ -3,7 +3,9 @@
 Users log in with their Unix password (PAM); the hub runs as root and starts each user's JupyterLab
 as that Unix user (LocalProcessSpawner), from the venv hub/setup.sh made, with nbgrader's course and
 exchange configured: learners get a learner's lab (Assignment List, Validate), the instructor
-nbgrader's instructor tools too. Settings from the environment:
+nbgrader's instructor tools too. A learner's lab opens on the course's 00_start_here, in ~/course:
+the lessons with the outputs of the course's run (hub/setup.sh), copied into the learner's home at
+each start (only what is not there yet: their notes and reruns stay theirs). Settings from the environment:
   HUB_PREFIX (/opt/minigrad-hub)  what hub/setup.sh made; HUB_STATE ($HUB_PREFIX/state) the hub's
                                   database, cookie secret and proxy pid (root only)
   HUB_IP (127.0.0.1), HUB_PORT (8000)  where the hub listens; HUB_INTERNAL_PORT (8081) and
@@ -12,6 +14,7 @@ nbgrader's instructor tools too. Settings from the environment:
   MINIGRAD_EXCHANGE (/srv/nbgrader/exchange)  nbgrader's exchange
 """
 import os
+import subprocess
 
 c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
 
@@ -54,7 +57,20 @@ def role_config(spawner):
         path = [f"{etc}/instructor", course, f"{etc}/common"]
     else:
         path = [f"{etc}/learner", f"{etc}/common"]
+        _copy_lessons(spawner.user.name)
+        spawner.default_url = "/lab/tree/course/00_start_here.ipynb"
     spawner.environment["JUPYTER_CONFIG_PATH"] = ":".join(path)
+
+
+def _copy_lessons(user):
+    """The lessons hub/setup.sh ran, into ~user/course, those not there yet, copied as the user: the
+    hub never writes into a learner's home with its own rights."""
+    source, target = os.path.join(PREFIX, "course"), os.path.join(os.path.expanduser(f"~{user}"), "course")
+    missing = [os.path.join(source, name) for name in sorted(os.listdir(source))
+               if not name.startswith(".") and not os.path.lexists(os.path.join(target, name))]
+    if missing:
+        subprocess.run(["runuser", "-u", user, "--", "mkdir", "-p", target], check=True)
+        subprocess.run(["runuser", "-u", user, "--", "cp", *missing, target], check=True)
 
 
 c.Spawner.pre_spawn_hook = role_config

@@ -5,7 +5,9 @@
 #                                     the hub and every user's server (readable by all; the project's
 #                                     own .venv may link to a Python in a home folder others cannot enter);
 #                                     etc/: the users' Jupyter config (the learner's and the instructor's
-#                                     lab, nbgrader's course id and exchange); passwords (root only):
+#                                     lab, nbgrader's course id and exchange); course/: the lessons, run
+#                                     once here with the course's minigrad (each learner's server starts
+#                                     on a copy of its own, ~/course: hub/jupyterhub_config.py); passwords (root only):
 #                                     the users' passwords; state/ (root only, hub/start.sh): the hub's database
 #   configurable-http-proxy             JupyterHub's proxy, from npm (global)
 #   Unix users learner1, learner2, instructor, homes mode 700, passwords in $HUB_PREFIX/passwords
@@ -60,6 +62,21 @@ c.Validator.width = 108  # a check's report has lines of up to 100 characters: V
 EOF
 chmod -R a+rX "$etc"
 
+# The lessons, with their outputs: every user's minigrad holds stubs (above), so the lessons run here,
+# once, with the course's own minigrad, and learners read what it did (and rerun torch's side).
+lessons="$HUB_PREFIX/course"
+lessons_stamp="$lessons/.ran-$({ find course minigrad -name '*.py' -o -name '*.ipynb' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
+if [ ! -e "$lessons_stamp" ]; then
+  echo "hub/setup.sh: running the lessons once, for their outputs (a few minutes)"
+  rm -rf "$lessons" && mkdir -p "$lessons"
+  cp course/*.ipynb course/lesson.py course/README.md "$lessons/"
+  (cd "$lessons" && PYTHONPATH="$OLDPWD" MPLBACKEND=Agg "$venv/bin/jupyter" nbconvert --to notebook --execute \
+    --inplace --ExecutePreprocessor.timeout=600 ./*.ipynb > "$HUB_PREFIX/lessons.log" 2>&1) \
+    || { cat "$HUB_PREFIX/lessons.log" >&2; exit 1; }
+  touch "$lessons_stamp"
+fi
+chmod -R a+rX "$lessons"
+
 # The accounts: their own Unix users, homes no one else can read.
 passwords="$HUB_PREFIX/passwords"
 touch "$passwords"
@@ -83,7 +100,12 @@ chmod 1777 "$EXCHANGE"
 home="$(getent passwd "$INSTRUCTOR" | cut -d: -f6)"
 course="$home/minigrad"
 # Copied once (later it is the instructor's to change), or again with HUB_REFRESH_COURSE=1 (the
-# sources only: the gradebook, submissions and grades in its .course/ stay).
+# sources only: the gradebook, submissions and grades in its .course/ stay: nbgrader then refuses
+# to change the cells of an exercise that has submissions). HUB_FRESH_CLASS=1 starts a new class:
+# the last one's gradebook, submissions, grades and exchange are deleted.
+if [ "${HUB_FRESH_CLASS:-}" = 1 ]; then
+  rm -rf "${course:?}/.course" "${EXCHANGE:?}/minigrad"
+fi
 if [ ! -d "$course" ] || [ "${HUB_REFRESH_COURSE:-}" = 1 ]; then
   mkdir -p "$course"
   for folder in minigrad grader course exercises solutions; do rm -rf "${course:?}/$folder"; done

@@ -17,6 +17,7 @@ skipped otherwise, saying which is missing. It resets learner1's and learner2's 
 the three users' processes at the end: not for a machine serving a class (it refuses to start while
 those users have processes running).
 """
+import json
 import os
 import re
 import shutil
@@ -78,6 +79,7 @@ def _reset():
     nbgrader's cache of them, and the instructor's collected and graded copies."""
     for learner in LEARNERS:
         shutil.rmtree(home(learner) / EXERCISE, ignore_errors=True)
+        shutil.rmtree(home(learner) / "course", ignore_errors=True)
         shutil.rmtree(home(learner) / ".local" / "share" / "jupyter" / "nbgrader_cache", ignore_errors=True)
         for submission in (EXCHANGE / "minigrad" / "inbound").glob(f"{learner}+{EXERCISE}+*"):
             shutil.rmtree(submission)
@@ -176,6 +178,26 @@ def submit(page, number, user):
     fetched.get_by_role("button", name="Submit").click()
     expect(page.locator("#submitted_assignments_list .list_item", has_text=EXERCISE)).to_be_visible(timeout=LONG)
     shot(page, f"{number:02d}_{user}_submitted")
+
+
+def test_a_learner_lands_on_the_lessons_in_a_copy_of_their_own(browser, hub):  # noqa: F811
+    """The lab opens on 00_start_here, in ~/course: the lessons, the learner's own files, with the
+    outputs of the course's run (minigrad's column included, which this hub's stubs cannot give)."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(f"{hub['url']}/hub/login")
+    page.locator("#username_input").fill("learner2")
+    page.locator("#password_input").fill(hub["passwords"]["learner2"])
+    page.locator("#login_submit").click()
+    page.wait_for_url(re.compile("/user/learner2/lab/tree/course/00_start_here.ipynb"), timeout=LONG)
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell").first.wait_for(timeout=LONG)
+    shot(page, "00_learner2_lands_on_00_start_here")
+    lessons = sorted(path.name for path in (home("learner2") / "course").iterdir() if not path.name.startswith("."))
+    assert lessons == sorted(path.name for path in (ROOT / "course").iterdir() if path.suffix in (".ipynb", ".py", ".md"))
+    assert all((home("learner2") / "course" / name).stat().st_uid == home("learner2").stat().st_uid for name in lessons)
+    saved = json.loads((home("learner2") / "course" / "03a_what_backward_frees.ipynb").read_text())
+    outputs = "".join(json.dumps(cell.get("outputs", [])) for cell in saved["cells"])
+    assert "torch" in outputs and "minigrad" in outputs and "differs" not in outputs
+    page.context.close()
 
 
 def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F811
