@@ -12,9 +12,21 @@ each start (only what is not there yet: their notes and reruns stay theirs). Set
   HUB_PROXY_API_PORT (8001)       the hub's and the proxy's own ports, on 127.0.0.1
   HUB_LEARNERS ("learner1 learner2"), HUB_INSTRUCTOR (instructor)  who may log in
   MINIGRAD_EXCHANGE (/srv/nbgrader/exchange)  nbgrader's exchange
+  HUB_MEMORY (4G)                 the memory each process of a user's server may take (RLIMIT_DATA:
+                                  a runaway tensor is that kernel's MemoryError, not the OOM killer's
+                                  choice among everyone's processes); HUB_PROCESSES (256) the
+                                  processes a user may run at once (RLIMIT_NPROC)
+  HUB_IDLE (3600)                 seconds after which an idle server is stopped (jupyterhub-idle-culler)
+
+For a class on one machine: every kernel talks to its server over Unix sockets (jupyter_client's
+IPC transport: TCP ports of one network namespace collide when many kernels start at once), torch
+uses one thread per process (OMP_NUM_THREADS=1: a learner's tensors are small, and 200 learners'
+kernels each using every core would only contend), the users' servers run at a lower priority than
+the hub (nice 5), and JupyterLab neither checks nor offers a build (grader/lab/*/labconfig).
 """
 import os
 import subprocess
+import sys
 
 c = get_config()  # noqa: F821 - provided by traitlets when JupyterHub loads this file
 
@@ -39,13 +51,20 @@ c.Authenticator.allowed_users = set(LEARNERS) | {INSTRUCTOR}
 c.Authenticator.admin_users = {INSTRUCTOR}
 
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [os.path.join(PREFIX, "venv", "bin", "jupyterhub-singleuser")]
+c.Spawner.cmd = ["prlimit", f"--data={os.environ.get('HUB_MEMORY', '4G')}",
+                 f"--nproc={os.environ.get('HUB_PROCESSES', '256')}", "--", "nice", "-n", "5",
+                 os.path.join(PREFIX, "venv", "bin", "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
 c.Spawner.http_timeout = 120  # a busy machine starts JupyterLab slowly
 c.Spawner.start_timeout = 120
 c.Spawner.environment = {"PATH": os.path.join(PREFIX, "venv", "bin") + ":/usr/local/bin:/usr/bin:/bin",
-                         "MINIGRAD_EXCHANGE": EXCHANGE}
+                         "MINIGRAD_EXCHANGE": EXCHANGE, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+c.JupyterHub.services = [{"name": "idle-culler", "command": [
+    sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={os.environ.get('HUB_IDLE', '3600')}"]}]
+c.JupyterHub.load_roles = [{"name": "idle-culler", "services": ["idle-culler"],
+                            "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
 
 
 def role_config(spawner):

@@ -59,6 +59,15 @@ c.CourseDirectory.course_id = "minigrad"
 c.Exchange.root = "$EXCHANGE"
 c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
 c.Validator.width = 108  # a check's report has lines of up to 100 characters: Validate cuts none
+c.KernelManager.transport = "ipc"  # the kernels autograde starts: Unix sockets, no TCP port to collide on
+EOF
+# Every user's server: kernels on Unix sockets (many starting at once collide on TCP ports of one
+# network namespace), and a kernel idle for half an hour shut down (its memory back).
+cat > "$etc/common/jupyter_server_config.json" <<'EOF'
+{
+  "KernelManager": {"transport": "ipc"},
+  "MappingKernelManager": {"cull_idle_timeout": 1800, "cull_interval": 300}
+}
 EOF
 chmod -R a+rX "$etc"
 

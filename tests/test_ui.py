@@ -4,8 +4,13 @@ or a lesson, press Validate (the course's, grader/lab/course_validate.py, in nbg
 Needs Debian's chromium (.ci/run installs it). Validate saves the notebook it checks, so the test
 works on copies. The screenshots are kept in screenshots/validate/.
 """
+import json
 import shutil
+import threading
+import time
+import urllib.request
 
+import nbformat
 import pytest
 
 from grader.build import ROOT
@@ -25,6 +30,10 @@ def lab(tmp_path_factory):
     reference = _reference_solutions(root, EXERCISE)
     shutil.copytree(ROOT / "course", root / "course", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copytree(ROOT / "exercises" / EXERCISE, root / "untouched")
+    shutil.copytree(ROOT / "exercises" / EXERCISE, root / "slow")
+    slow = nbformat.read(root / "slow" / f"{EXERCISE}.ipynb", as_version=4)
+    slow.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(4)"))  # a learner's experiment
+    nbformat.write(slow, root / "slow" / f"{EXERCISE}.ipynb")
     for name, change in (("done", lambda gid, ref, released: ref),
                          ("mistake", lambda gid, ref, released: ref.replace(
                              "tuple(None if s is None else _FREED for s in self._saved)",
@@ -74,3 +83,23 @@ def test_validate_on_a_lesson_says_there_is_nothing_to_validate(browser, lab):  
     text = validate_in_lab(browser, lab, "course", "03a_what_backward_frees.ipynb")
     assert "Nothing to validate: this notebook is a lesson" in text
     assert "Success" not in text
+
+
+def test_the_server_answers_while_a_validate_runs(lab):
+    """Validate runs in the checker, not in the server: a request made meanwhile is answered at once."""
+    def call(method, path):
+        request = urllib.request.Request(f"{lab['url']}/{path}", method=method,
+                                         headers={"Authorization": f"token {lab['token']}"})
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return json.loads(answer.read())
+
+    done = {}
+    validating = threading.Thread(target=lambda: done.update(call("POST", f"assignments/validate?path=slow/{EXERCISE}.ipynb")))
+    start = time.monotonic()
+    validating.start()
+    time.sleep(1)
+    call("GET", "api/contents/slow")
+    answered = time.monotonic() - start
+    validating.join()
+    assert answered < 2.5 and time.monotonic() - start >= 4, (answered, done)
+    assert done["success"] and "6 of 6 visible checks fail" in done["value"]["failed"][0]["source"]

@@ -1,30 +1,37 @@
-"""The course's Validate button: nbgrader's Validate, reported on one screen, without blocking the server.
+"""The course's Validate button: nbgrader's Validate, reported on one screen, warm, without blocking the server.
 
 A Jupyter server extension that takes over nbgrader's ``/assignments/validate`` (the lab's Validate
-button posts there). nbgrader's own handler runs the notebook in the server's process, so the whole
-server (file saves, other notebooks) waits for it; here the same ``nbgrader.validator.Validator``
-runs in a child process (``python course_validate.py NOTEBOOK`` prints its results as JSON) while
-the server goes on. Its results come back as one report:
+button posts there). nbgrader's own handler runs the notebook in a fresh kernel from the server's
+own process: the whole server (saves, other notebooks) waits, and every Validate pays a kernel's
+start and torch's import (about 2.5 CPU-seconds). Here a **checker** process, started with the
+server, imports torch, IPython and nbgrader once; each Validate is a fork of it (``python
+course_validate.py --serve``) that runs the notebook's cells in an IPython shell of its own, in the
+notebook's folder (its staged minigrad first on the path), and hands the notebook with its outputs
+to nbgrader's ``Validator`` (``WarmValidator``: only its execution step differs), whose results come
+back as JSON while the server goes on. They are shown as one report:
 
 - a header: how many visible checks fail, and which parts are not written yet (solution cells that
   still hold nbgrader's ``raise NotImplementedError()``);
 - each failing check as the check wrote it (``minigrad.testing.difference``: the scenario, where the
   results first differ, torch's and minigrad's values there, the learner's own exception and their
-  lines), the first ones in full, the others by their first line;
+  lines), in full while they fit, then by their first line;
 - for a notebook with no checks (a lesson), that there is nothing to validate.
 
 nbgrader's dialog is kept (its frontend is nbgrader's lab extension, not ours): it shows a failing
 cell as "The following cell failed:", the cell's source, then the error as HTML. The report goes
 in one such entry: the header as its source, the checks as its error, with a style that hides the
 "following cell" line, which would be untrue of a header. ``nbgrader validate`` on the command line
-prints the same check reports, cell by cell (nbgrader's own layout; ``Validator.width`` is set so
-that it cuts none of their lines).
+prints the same check reports, cell by cell (nbgrader's own layout and kernel; ``Validator.width``
+is set so that it cuts none of their lines).
 """
 import asyncio
+import contextlib
 import html
+import io
 import json
 import os
 import re
+import signal
 import sys
 
 LINES = 14
@@ -41,6 +48,8 @@ def _load_jupyter_server_extension(server_app):
     from tornado import web
 
     root = os.path.realpath(os.path.expanduser(server_app.root_dir))
+    checker = Checker()
+    asyncio.get_event_loop().create_task(checker.start())  # warm by the time a learner presses Validate
 
     class ValidateHandler(JupyterHandler):
         @web.authenticated
@@ -49,7 +58,7 @@ def _load_jupyter_server_extension(server_app):
             fullpath = os.path.realpath(os.path.join(root, path))
             if os.path.commonpath([fullpath, root]) != root:
                 raise web.HTTPError(403, "Access denied: path outside allowed directory")
-            self.finish(json.dumps(await validate(fullpath)))
+            self.finish(json.dumps(await validate(fullpath, checker)))
 
     base = server_app.web_app.settings["base_url"]
     server_app.web_app.add_handlers(".*$", [(url_path_join(base, "assignments/validate"), ValidateHandler),
@@ -60,18 +69,42 @@ def _jupyter_server_extension_points():
     return [{"module": "course_validate"}]
 
 
-async def validate(path):
+class Checker:
+    """The server's side of the checker: one Validate at a time, a line of JSON each way; a checker
+    that died is started again for the next Validate."""
+
+    def __init__(self):
+        self.process, self.lock = None, asyncio.Lock()
+
+    async def start(self):
+        if self.process is None or self.process.returncode is not None:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "--serve", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                limit=1 << 26)
+
+    async def validate(self, path):
+        async with self.lock:
+            await self.start()
+            self.process.stdin.write((json.dumps(path) + "\n").encode())
+            await self.process.stdin.drain()
+            line = await self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the checker stopped; Validate again to start a new one")
+        return json.loads(line)
+
+
+async def validate(path, checker):
     """What the lab's Validate shows for the notebook at ``path`` (nbgrader's response format)."""
     notebook = _read(path)
     if notebook is None or not any(_nbgrader(cell).get("grade") for cell in notebook["cells"]):
         return {"success": False, "value": NOTHING_TO_VALIDATE}
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, path, cwd=os.path.dirname(path),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await child.communicate()
-    if child.returncode != 0:
-        return {"success": False, "value": err.decode(errors="replace")[-4000:]}
-    results = json.loads(out)
+    try:
+        answer = await checker.validate(path)
+    except (RuntimeError, OSError, ValueError) as error:
+        return {"success": False, "value": str(error)}
+    if "error" in answer:
+        return {"success": False, "value": answer["error"]}
+    results = answer["results"]
     if "failed" not in results:
         return {"success": True, "value": results}
     return {"success": True, "value": {"failed": [one_screen(notebook, results["failed"])]}}
@@ -119,17 +152,80 @@ def _read(path):
         return None
 
 
-def main(path):
-    """nbgrader's Validator on ``path``, with the configuration nbgrader's handler loads; its results as JSON."""
+def serve():
+    """The checker: import what a Validate needs once, then fork a child per notebook path read on
+    standard input; the child writes the results as one line of JSON on standard output."""
+    import torch  # noqa: F401 - imported once here, for every Validate's fork
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
     from jupyter_core.paths import jupyter_config_path
     from nbgrader.apps import NbGrader
     from nbgrader.validator import Validator
 
-    app = NbGrader()
-    app.config_file_paths.append([os.getcwd(), *jupyter_config_path()])
-    app.load_config_file()
-    json.dump(Validator(config=app.config).validate(path), sys.stdout)
+    class WarmValidator(Validator):
+        """nbgrader's Validator, whose execution step runs the cells in this process's IPython shell."""
+        cell_timeout = 120
+
+        def _preprocess(self, nb):
+            return run_cells(nb, self.cell_timeout)
+
+    results = os.fdopen(os.dup(1), "w")
+    for line in sys.stdin:
+        path = json.loads(line)
+        child = os.fork()
+        if child == 0:
+            os.chdir(os.path.dirname(path))
+            app = NbGrader()
+            app.config_file_paths.append([os.getcwd(), *jupyter_config_path()])
+            app.load_config_file()
+            validator = WarmValidator(config=app.config)
+            validator.cell_timeout = app.config.Execute.get("timeout", WarmValidator.cell_timeout)
+            try:
+                answer = {"results": validator.validate(path)}
+            except Exception as error:  # noqa: BLE001 - what stopped it is the answer
+                answer = {"error": f"{type(error).__name__}: {error}"}
+            results.write(json.dumps(answer) + "\n")
+            results.flush()
+            os._exit(0)
+        os.waitpid(child, 0)
+
+
+def run_cells(nb, timeout):
+    """Run the code cells of ``nb`` as a kernel would (an IPython shell, grade cells' outputs kept as
+    nbgrader reads them: errors, stderr, a result), each within ``timeout`` seconds, in this process
+    (a fork: what the cells leave dies with it). The notebook's folder comes first on the path, so
+    its staged minigrad is the one imported."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from nbformat.v4 import new_output
+
+    os.environ.update(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate")
+    sys.path.insert(0, os.getcwd())
+    sys.argv = ["validate"]
+    shell = InteractiveShell.instance()
+
+    def expired(signum, frame):
+        raise TimeoutError(f"the cell ran past {timeout} seconds")
+
+    signal.signal(signal.SIGALRM, expired)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        signal.alarm(int(timeout))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = shell.run_cell(cell.source, store_history=False, silent=False)
+        signal.alarm(0)
+        cell.outputs = [new_output("stream", name=name, text=text.getvalue())
+                        for name, text in (("stdout", out), ("stderr", err)) if text.getvalue()]
+        error = result.error_in_exec or result.error_before_exec
+        if error is not None:
+            lines = (error._render_traceback_() if hasattr(error, "_render_traceback_") else
+                     shell.InteractiveTB.structured_traceback(type(error), error, error.__traceback__))
+            cell.outputs.append(new_output("error", ename=type(error).__name__, evalue=str(error), traceback=lines))
+        elif result.result is not None:
+            cell.outputs.append(new_output("execute_result", data={"text/plain": repr(result.result)},
+                                           execution_count=None))
+    return nb
 
 
 if __name__ == "__main__":
-    main(os.path.abspath(sys.argv[1]))
+    serve()
