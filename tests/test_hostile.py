@@ -313,7 +313,7 @@ def test_learner_text_is_escaped_in_feedback(catalog):
     root, rows = catalog
     assert rows["script-in-error"]["status"] == "graded" and rows["script-in-error"]["score"] < FULL
     page = (root / ".course" / "feedback" / "script-in-error" / EXERCISE / f"{EXERCISE}.html").read_text()
-    assert "'RuntimeError', '&lt;script&gt;alert(1)&lt;/script&gt;'" in page
+    assert "RuntimeError: &lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert(1)" not in page
 
 
