@@ -17,6 +17,7 @@ each start (only what is not there yet: their notes and reruns stay theirs). Set
                                   choice among everyone's processes); HUB_PROCESSES (256) the
                                   processes a user may run at once (RLIMIT_NPROC)
   HUB_IDLE (3600)                 seconds after which an idle server is stopped (jupyterhub-idle-culler)
+  HUB_BENCH_TOKEN                 a token for bench/hub_load.py, which drives the learners' servers
 
 For a class on one machine: every kernel talks to its server over Unix sockets (jupyter_client's
 IPC transport: TCP ports of one network namespace collide when many kernels start at once), torch
@@ -51,7 +52,15 @@ c.Authenticator.allowed_users = set(LEARNERS) | {INSTRUCTOR}
 c.Authenticator.admin_users = {INSTRUCTOR}
 
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = ["prlimit", f"--data={os.environ.get('HUB_MEMORY', '4G')}",
+
+
+def _bytes(size):
+    """'4G', '512M', '1073741824': bytes (prlimit takes a plain number)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return int(size[:-1]) * units[size[-1].upper()] if size[-1].upper() in units else int(size)
+
+
+c.Spawner.cmd = ["prlimit", f"--data={_bytes(os.environ.get('HUB_MEMORY', '4G'))}",
                  f"--nproc={os.environ.get('HUB_PROCESSES', '256')}", "--", "nice", "-n", "5",
                  os.path.join(PREFIX, "venv", "bin", "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
@@ -65,6 +74,10 @@ c.JupyterHub.services = [{"name": "idle-culler", "command": [
     sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={os.environ.get('HUB_IDLE', '3600')}"]}]
 c.JupyterHub.load_roles = [{"name": "idle-culler", "services": ["idle-culler"],
                             "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
+if os.environ.get("HUB_BENCH_TOKEN"):
+    c.JupyterHub.services.append({"name": "bench", "api_token": os.environ["HUB_BENCH_TOKEN"]})
+    c.JupyterHub.load_roles.append({"name": "bench", "services": ["bench"], "scopes": [
+        "list:users", "read:users", "servers", "access:servers"]})
 
 
 def role_config(spawner):

@@ -200,6 +200,17 @@ def test_a_learner_lands_on_the_lessons_in_a_copy_of_their_own(browser, hub):  #
     page.context.close()
 
 
+def test_a_learners_server_runs_within_the_classs_limits(hub):
+    """learner2's server (started above): RLIMIT_DATA and RLIMIT_NPROC, nice 5, torch on one thread."""
+    (server,) = [line.split()[0] for line in as_user("learner2", "ps", "-u", "learner2", "-o", "pid=,args=").stdout
+                 .splitlines() if "jupyterhub-singleuser" in line]
+    limits = Path(f"/proc/{server}/limits").read_text()
+    assert re.search(r"Max data size\s+4294967296\s+4294967296", limits), limits
+    assert re.search(r"Max processes\s+256\s+256", limits), limits
+    assert Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[16] == "5"  # nice
+    assert b"OMP_NUM_THREADS=1" in Path(f"/proc/{server}/environ").read_bytes().split(b"\0")
+
+
 def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F811
     from playwright.sync_api import expect
 
@@ -210,6 +221,9 @@ def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F
     page.locator("#fetched_assignments_list a", has_text=EXERCISE).last.click()
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
     wait_for_kernel(page)
+    runtime = home("learner1") / ".local" / "share" / "jupyter" / "runtime"
+    newest = max(runtime.glob("kernel-*.json"), key=lambda path: path.stat().st_mtime)
+    assert json.loads(newest.read_text())["transport"] == "ipc"  # no TCP port to collide on
     for part in _reference_solutions(ROOT, EXERCISE).values():
         cell = panel.locator(".jp-CodeCell", has_text=part.splitlines()[0])
         expect(cell).to_contain_text("raise NotImplementedError()", timeout=SHORT)
@@ -318,4 +332,31 @@ def test_instructor_sees_the_grades_in_formgrader(browser, hub):  # noqa: F811
     framed = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe")
     expect(framed.locator("#main-table tr", has_text=EXERCISE)).to_be_visible(timeout=LONG)
     shot(page, "16_instructor_formgrader_in_the_lab")
+    page.context.close()
+
+
+def test_a_learner_fetches_the_released_feedback_and_opens_it(browser, hub):  # noqa: F811
+    """`grader feedback` writes and releases (learner1's: submitted through the exchange); the
+    learner's Fetch Feedback gets the page, "view
+    feedback" goes to its folder (nbgrader's lab extension), and the page opens in the lab: each
+    test named by its scenarios."""
+    from playwright.sync_api import expect
+
+    course = home(INSTRUCTOR) / "minigrad"
+    said = as_user(INSTRUCTOR, "python", "-m", "grader", "feedback", EXERCISE, cwd=course).stdout
+    assert "released" in said, said
+    page = log_in(browser, hub, "learner1")  # learner2's last submission is the one planted above: no secret
+    menu(page, "Nbgrader", "nbgrader:open-assignment-list", only=True)
+    submitted = page.locator("#submitted_assignments_list .list_item", has_text=EXERCISE).first
+    submitted.get_by_role("button", name="Fetch Feedback").click()
+    view = page.locator("#submitted_assignments_list a", has_text="view feedback").first
+    expect(view).to_be_visible(timeout=LONG)
+    view.click()
+    listing = page.locator(".jp-DirListing-item", has_text=f"{EXERCISE}.html")
+    expect(listing).to_be_visible(timeout=LONG)
+    listing.dblclick()
+    framed = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe")
+    expect(framed.locator("#toc")).to_contain_text("visible checks", timeout=LONG)
+    expect(framed.locator("#toc")).to_contain_text("seed 003: m = k after backward", timeout=SHORT)
+    shot(page, "17_learner1_opens_the_feedback")
     page.context.close()
