@@ -1,12 +1,14 @@
 """A class arriving at once on the course's JupyterHub, through its REST API:
 ``python bench/hub_load.py [--learners 5 10 20]`` (as root; it runs hub/setup.sh for that many
-learners, learner1 ... learnerN, then starts the hub with hub/start.sh).
+learners, learner1 ... learnerN, with exercises 1 to 3 released, as .ci/run does, then starts the
+hub with hub/start.sh).
 
 For each N, all N learners start together and each, in a thread of its own, does what a learner does
 with exercise 3: **spawn** their server (the hub's API), **fetch** the exercise (nbgrader's
 Assignment List API), **run** its first cells in a kernel (the setup check and the imports, over the
 kernel's websocket), **answer** (the reference solution saved into the notebook, as typing would),
-**validate** (the Validate button's request) and **submit**. It prints, per step, the median and
+**validate** (the Validate button's request: the first starts the learner's checker), validate
+**again** (the checker warm) and **submit**. It prints, per step, the median and
 95th percentile of the wait and the failures; then, with every server, kernel and checker still
 alive, the proportional memory (PSS) of each kind of process per learner and the CPU seconds a
 learner used in all, and what those give: learners per GiB, and learners per core if each of them
@@ -24,7 +26,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PREFIX = Path(os.environ.get("HUB_PREFIX", "/opt/minigrad-hub"))
 EXCHANGE = Path(os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange"))
 EXERCISE = "ex3_freeing"
-STEPS = ("spawn", "fetch", "run", "answer", "validate", "submit")
+STEPS = ("spawn", "fetch", "run", "answer", "validate", "again", "submit")
 TOKEN = uuid.uuid4().hex
 KINDS = {"server": "jupyterhub-singleuser", "kernel": "ipykernel_launcher", "checker": "course_validate.py --serve"}
 
@@ -160,17 +161,24 @@ def learner_path(name, hub, waits, failures, start):
             time.sleep(0.5)
         waits[step].append(time.monotonic() - began)
         for step, action in (
-                ("fetch", lambda: hub.call("POST", f"user/{name}/assignments/fetch", form=course)),
+                ("fetch", lambda: _fetched(name, hub, course)),
                 ("run", lambda: run_in_kernel(name, hub, "import torch\nimport minigrad\nfrom minigrad import testing")),
                 ("answer", lambda: hub.call("PUT", f"user/{name}/api/contents/{EXERCISE}/{EXERCISE}.ipynb",
                                             data=answered_notebook(name, hub))),
                 ("validate", lambda: _validated(name, hub)),
+                ("again", lambda: _validated(name, hub)),
                 ("submit", lambda: hub.call("POST", f"user/{name}/assignments/submit", form=course))):
             began = time.monotonic()
             action()
             waits[step].append(time.monotonic() - began)
-    except (OSError, RuntimeError, ValueError, KeyError, urllib.error.HTTPError) as error:
+    except Exception as error:  # noqa: BLE001 - whatever stops a learner is a failure to count
         failures.append(f"{name}: {step}: {type(error).__name__}: {error}")
+
+
+def _fetched(name, hub, course):
+    listed = hub.call("POST", f"user/{name}/assignments/fetch", form=course)["value"]
+    if not any(a["assignment_id"] == EXERCISE and a["status"] == "fetched" for a in listed):
+        raise RuntimeError(f"{EXERCISE} was not fetched: {json.dumps(listed)[:300]}")
 
 
 def _validated(name, hub):
@@ -230,6 +238,11 @@ def one_round(count, state):
         cpu = [cpu_seconds(name) for name in names]
     finally:
         hub.stop()
+        deadline = time.monotonic() + 30  # the users' servers and kernels end a moment after the hub
+        while any(True for name in names for _ in processes(name)) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        for name in names:  # no submission of this bench's is left for the instructor to collect
+            reset(name)
     return waits, failures, memory, cpu, elapsed
 
 
@@ -245,8 +258,8 @@ def main():
     if os.geteuid() != 0:
         sys.exit("bench/hub_load.py: run as root (hub/setup.sh makes the learners, the hub spawns them)")
     names = learners(max(args.learners))
-    subprocess.run([str(ROOT / "hub" / "setup.sh")], env=dict(os.environ, HUB_LEARNERS=" ".join(names)),
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([str(ROOT / "hub" / "setup.sh")], check=True, stdout=subprocess.DEVNULL, env=dict(
+        os.environ, HUB_LEARNERS=" ".join(names), HUB_RELEASED=f"ex1_ops ex2_engine {EXERCISE}"))
     cores = os.cpu_count()
     print(f"{cores} cores, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB; "
           f"exercise {EXERCISE}; every learner starts at once")
@@ -260,15 +273,17 @@ def main():
             if waits[step]:
                 print(f"  {step:9s} p50 {statistics.median(waits[step]):6.2f} s   p95 {percentile(waits[step], 0.95):6.2f} s"
                       f"   ({len(waits[step])} of {count})")
-        per_learner = 0.0
+        per_learner = {}
         for kind, values in memory.items():
             if values:
                 print(f"  PSS {kind:8s} median {statistics.median(values):6.0f} MiB ({len(values)} processes)")
-                per_learner += statistics.median(values) * len(values) / count
+                per_learner[kind] = statistics.median(values) * len(values) / count
+        working, idle = sum(per_learner.values()), per_learner.get("server", 0) + per_learner.get("kernel", 0)
         per_cpu = statistics.mean(cpu)
-        print(f"  CPU per learner, spawn to submit: {per_cpu:.1f} s; memory per learner: {per_learner:.0f} MiB")
-        print(f"  capacity: {1024 / per_learner:.1f} learners per GiB; {600 / per_cpu:.0f} learners per core "
-              "(each doing this path every 10 minutes)")
+        print(f"  CPU per learner, spawn to submit: {per_cpu:.1f} s; memory per learner: {working:.0f} MiB, "
+              f"{idle:.0f} MiB once the checker has ended (idle)")
+        print(f"  capacity: {1024 / working:.1f} learners per GiB while all validate, {1024 / idle:.1f} otherwise; "
+              f"{600 / per_cpu:.0f} learners per core (each doing this path every 10 minutes)")
 
 
 if __name__ == "__main__":

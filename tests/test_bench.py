@@ -51,3 +51,13 @@ def test_memory_bench_matches_torch_byte_for_byte(bench):
     assert int(re.search(r"\(b\)[^\n]*keeps (\d+)% less", out)[1]) >= 50, out
     same = re.findall(r"same: (\w+)", out)
     assert len(same) >= 6 and set(same) == {"True"}, "every byte alive during backward is torch's: " + out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/opt/minigrad-hub/venv/bin/jupyterhub"),
+                    reason="needs root and the class's hub (hub/setup.sh, which .ci/run runs)")
+def test_hub_load_bench_brings_two_learners_through(tmp_path):
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "bench/hub_load.py", "--learners", "2"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "N = 2: 0 failures" in done.stdout, done.stdout + done.stderr
+    assert re.search(r"validate +p50", done.stdout) and "learners per GiB" in done.stdout, done.stdout

@@ -103,3 +103,23 @@ def test_the_server_answers_while_a_validate_runs(lab):
     validating.join()
     assert answered < 2.5 and time.monotonic() - start >= 4, (answered, done)
     assert done["success"] and "6 of 6 visible checks fail" in done["value"]["failed"][0]["source"]
+
+
+def test_a_checker_that_ended_is_started_again(lab):
+    """The checker ends when idle (or dies): the next Validate starts another and still answers."""
+    import asyncio
+    import sys
+
+    sys.path.insert(0, str(ROOT / "grader" / "lab"))
+    import course_validate
+
+    async def twice():
+        checker = course_validate.Checker()
+        path = str(lab["root"] / "done" / f"{EXERCISE}.ipynb")
+        first = await course_validate.validate(path, checker)
+        checker.process.kill()
+        await checker.process.wait()
+        return first, await course_validate.validate(path, checker)
+
+    first, second = asyncio.run(twice())
+    assert first == second == {"success": True, "value": {}}

@@ -3,8 +3,9 @@
 A Jupyter server extension that takes over nbgrader's ``/assignments/validate`` (the lab's Validate
 button posts there). nbgrader's own handler runs the notebook in a fresh kernel from the server's
 own process: the whole server (saves, other notebooks) waits, and every Validate pays a kernel's
-start and torch's import (about 2.5 CPU-seconds). Here a **checker** process, started with the
-server, imports torch, IPython and nbgrader once; each Validate is a fork of it (``python
+start and torch's import (about 2.5 CPU-seconds). Here a **checker** process, started at the first
+Validate, imports torch, IPython and nbgrader once (and ends after ``IDLE`` seconds without one: it
+holds about 200 MB, more than the learner's server); each Validate is a fork of it (``python
 course_validate.py --serve``) that runs the notebook's cells in an IPython shell of its own, in the
 notebook's folder (its staged minigrad first on the path), and hands the notebook with its outputs
 to nbgrader's ``Validator`` (``WarmValidator``: only its execution step differs), whose results come
@@ -31,6 +32,7 @@ import io
 import json
 import os
 import re
+import select
 import signal
 import sys
 
@@ -39,6 +41,8 @@ LINES = 14
 NOTHING_TO_VALIDATE = ("Nothing to validate: this notebook is a lesson, not an exercise. Its predict cells "
                        "check your answers as you run them. Validate checks an exercise (Assignments tab).")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+IDLE = 600
+"""Seconds a checker waits for the next Validate before it ends (the next one starts another)."""
 
 
 def _load_jupyter_server_extension(server_app):
@@ -49,7 +53,6 @@ def _load_jupyter_server_extension(server_app):
 
     root = os.path.realpath(os.path.expanduser(server_app.root_dir))
     checker = Checker()
-    asyncio.get_event_loop().create_task(checker.start())  # warm by the time a learner presses Validate
 
     class ValidateHandler(JupyterHandler):
         @web.authenticated
@@ -71,7 +74,7 @@ def _jupyter_server_extension_points():
 
 class Checker:
     """The server's side of the checker: one Validate at a time, a line of JSON each way; a checker
-    that died is started again for the next Validate."""
+    that ended (idle) or died is started again for the next Validate."""
 
     def __init__(self):
         self.process, self.lock = None, asyncio.Lock()
@@ -83,14 +86,20 @@ class Checker:
                 limit=1 << 26)
 
     async def validate(self, path):
+        """The checker's answer for ``path``; asked twice of a checker that ended meanwhile (idle)."""
         async with self.lock:
-            await self.start()
-            self.process.stdin.write((json.dumps(path) + "\n").encode())
-            await self.process.stdin.drain()
-            line = await self.process.stdout.readline()
-        if not line:
-            raise RuntimeError("the checker stopped; Validate again to start a new one")
-        return json.loads(line)
+            for _ in range(2):
+                await self.start()
+                try:
+                    self.process.stdin.write((json.dumps(path) + "\n").encode())
+                    await self.process.stdin.drain()
+                    line = await self.process.stdout.readline()
+                except (BrokenPipeError, ConnectionResetError):
+                    line = b""
+                if line:
+                    return json.loads(line)
+                await self.process.wait()
+        raise RuntimeError("the checker stopped before it answered, twice: see the server's log")
 
 
 async def validate(path, checker):
@@ -169,7 +178,10 @@ def serve():
             return run_cells(nb, self.cell_timeout)
 
     results = os.fdopen(os.dup(1), "w")
-    for line in sys.stdin:
+    while select.select([sys.stdin], [], [], IDLE)[0]:
+        line = sys.stdin.readline()
+        if not line:
+            break
         path = json.loads(line)
         child = os.fork()
         if child == 0:
