@@ -77,15 +77,15 @@ def serve(lib, fd):
         while data:
             data = data[_write(fd, data):]
 
-    raised = minigrad.testing._raised  # what the scenarios' outcome(...) calls catch, for the feedback
-
     def check(name, scenario, *args, message=False):
-        raised.clear()
+        raised = minigrad.testing._raised = []  # what the scenario's outcome(...) calls catch, for the feedback
         try:
             value = scenario(lib, *args)
         except Exception as error:  # noqa: BLE001 - the error is the result being compared
             value = error
             raised.append(error)
+        finally:
+            minigrad.testing._raised = None
         if lib is minigrad and _storage_requires_grad(value, minigrad.Tensor):
             seen = ["uses torch.autograd: a minigrad tensor's storage requires grad"]
         else:

@@ -15,7 +15,9 @@ import minigrad
 
 _rejected = {}  # what ``graded`` found, by the name of the definition
 _with_torch = False  # whether ``both`` is running a scenario with torch (the guards stand aside)
-_raised = []  # the exceptions minigrad's run of the scenario ``both`` runs raised, first first
+_raised = None
+"""While a check runs its scenario, a list: the exceptions ``outcome`` caught in minigrad's run, first
+first (for the report); otherwise None, so that nothing keeps an exception's frames alive."""
 _LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, minigrad)) + (os.path.dirname(os.__file__),)
 
 
@@ -42,7 +44,7 @@ def outcome(fn, *args):
     try:
         return plain(fn(*args))
     except Exception as error:  # noqa: BLE001 - the error is the result being compared
-        if not _with_torch:
+        if _raised is not None and not _with_torch:
             _raised.append(error)
         return plain(error)
 
@@ -162,19 +164,22 @@ def check(name, scenario, *args, message=False):
     the message names the scenario, where the results first differ, what each library gave there,
     and the exception the learner's code raised, with its last lines of their code.
     """
+    global _raised
     if _rejected:
         raise CheckFailed(f"not graded: {next(iter(_rejected.values()))}")
-    _raised.clear()
+    _raised = []
     try:
         expected, actual = both(scenario, *args)
     except BaseException:  # a run-time guard's denial (guards.Denied), which no ``except Exception`` catches
         if _rejected:
             raise CheckFailed(f"not graded: {next(iter(_rejected.values()))}") from None
         raise
+    finally:
+        raised, _raised = _raised, None
     if not message:
         expected, actual = without_messages(expected), without_messages(actual)
     if not nearly_equal(actual, expected):
-        raise CheckFailed(difference(name, expected, actual, [(type(e).__name__, raised_lines(e)) for e in _raised]))
+        raise CheckFailed(difference(name, expected, actual, [(type(e).__name__, raised_lines(e)) for e in raised]))
 
 
 WIDTH = 100

@@ -272,3 +272,15 @@ def test_a_result_on_another_device_than_torchs_differs():
                                                              "  torch:    tensor([2.0], cuda:0)\n"
                                                              "  minigrad: tensor([2.0])")
     assert verdicts.compare(expected, expected)["t"] == (True, "")
+
+
+def test_outside_a_check_no_exception_is_kept():
+    """outcome() keeps the exceptions it catches only while a check runs (for its report): elsewhere
+    (lessons, the test suite) an exception's frames, and the tensors they hold, are not kept alive."""
+    import minigrad.testing
+
+    minigrad.testing.outcome(lambda: 1 / 0)
+    assert minigrad.testing._raised is None
+    with pytest.raises(minigrad.testing.CheckFailed):
+        minigrad.testing.check("fails", lambda lib: minigrad.testing.outcome(lambda: 1 / 0) if lib is minigrad else 1)
+    assert minigrad.testing._raised is None
