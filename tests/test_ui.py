@@ -125,3 +125,10 @@ def test_a_checker_that_ended_is_started_again(lab):
     with concurrent.futures.ThreadPoolExecutor(1) as thread:  # the browser's sync API holds this thread's loop
         first, second = thread.submit(lambda: asyncio.run(twice())).result()
     assert first == second == {"success": True, "value": {}}
+
+
+def test_the_lab_checks_for_no_build(browser, lab):  # noqa: F811
+    """grader/lab/*/labconfig turn JupyterLab's build check off: no page asks the server for one (on
+    a machine with node, each asked ran `yarn config`, about 70 MB, at every server's start)."""
+    validate_in_lab(browser, lab, "done")
+    assert "api/build" not in lab["log"].read_text()
