@@ -132,3 +132,19 @@ def test_the_lab_checks_for_no_build(browser, lab):  # noqa: F811
     a machine with node, each asked ran `yarn config`, about 70 MB, at every server's start)."""
     validate_in_lab(browser, lab, "done")
     assert "api/build" not in lab["log"].read_text()
+
+
+def test_opening_an_exercise_warms_its_checker_up(lab):
+    """The checker starts when an exercise notebook is opened, so the first Validate finds it warm."""
+    import subprocess
+
+    mark = f"{lab['root']}/grader/lab/course_validate.py --serve"
+    subprocess.run(["pkill", "-f", mark])
+    time.sleep(1)
+    request = urllib.request.Request(f"{lab['url']}/api/contents/untouched/{EXERCISE}.ipynb",
+                                     headers={"Authorization": f"token {lab['token']}"})
+    urllib.request.urlopen(request, timeout=60).read()
+    deadline = time.monotonic() + 10
+    while subprocess.run(["pgrep", "-f", mark], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, "no checker started"
+        time.sleep(0.2)

@@ -3,8 +3,9 @@
 A Jupyter server extension that takes over nbgrader's ``/assignments/validate`` (the lab's Validate
 button posts there). nbgrader's own handler runs the notebook in a fresh kernel from the server's
 own process: the whole server (saves, other notebooks) waits, and every Validate pays a kernel's
-start and torch's import (about 2.5 CPU-seconds). Here a **checker** process, started at the first
-Validate, imports torch, IPython and nbgrader once (and ends after ``IDLE`` seconds without one: it
+start and torch's import (about 2.5 CPU-seconds). Here a **checker** process, started when the
+learner opens an exercise (a notebook beside its staged ``minigrad/``) or at the first Validate,
+imports torch, IPython and nbgrader once (and ends after ``IDLE`` seconds without a Validate: it
 holds about 200 MB, more than the learner's server); each Validate is a fork of it (``python
 course_validate.py --serve``) that runs the notebook's cells in an IPython shell of its own, in the
 notebook's folder (its staged minigrad first on the path), and hands the notebook with its outputs
@@ -54,6 +55,16 @@ def _load_jupyter_server_extension(server_app):
     root = os.path.realpath(os.path.expanduser(server_app.root_dir))
     checker = Checker()
 
+    async def opened(logger, schema_id, data):
+        """An exercise notebook opened: warm its checker up, for the Validate to come."""
+        path = data.get("path") or ""
+        if data.get("action") == "get" and path.endswith(".ipynb") and \
+                os.path.isdir(os.path.join(root, os.path.dirname(path), "minigrad")):
+            await checker.warm()
+
+    server_app.event_logger.add_listener(
+        schema_id="https://events.jupyter.org/jupyter_server/contents_service/v1", listener=opened)
+
     class ValidateHandler(JupyterHandler):
         @web.authenticated
         async def post(self):
@@ -79,7 +90,11 @@ class Checker:
     def __init__(self):
         self.process, self.lock = None, asyncio.Lock()
 
-    async def start(self):
+    async def warm(self):
+        async with self.lock:
+            await self._start()
+
+    async def _start(self):
         if self.process is None or self.process.returncode is not None:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--serve", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -89,7 +104,7 @@ class Checker:
         """The checker's answer for ``path``; asked twice of a checker that ended meanwhile (idle)."""
         async with self.lock:
             for _ in range(2):
-                await self.start()
+                await self._start()
                 try:
                     self.process.stdin.write((json.dumps(path) + "\n").encode())
                     await self.process.stdin.drain()
