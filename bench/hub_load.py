@@ -7,7 +7,8 @@ For each N, all N learners start together and each, in a thread of its own, does
 with exercise 3: **spawn** their server (the hub's API), **fetch** the exercise (nbgrader's
 Assignment List API), **run** its first cells in a kernel (the setup check and the imports, over the
 kernel's websocket), **answer** (the reference solution saved into the notebook, as typing would),
-**validate** (the Validate button's request: the first starts the learner's checker), validate
+**validate** (the Validate button's request: the first waits for the learner's checker, which the
+answer's opening of the notebook started a moment before), validate
 **again** (the checker warm) and **submit**. It prints, per step, the median and
 95th percentile of the wait and the failures; then, with every server, kernel and checker still
 alive, the proportional memory (PSS) of each kind of process per learner and the CPU seconds a
