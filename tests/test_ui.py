@@ -32,7 +32,8 @@ def lab(tmp_path_factory):
     shutil.copytree(ROOT / "exercises" / EXERCISE, root / "untouched")
     shutil.copytree(ROOT / "exercises" / EXERCISE, root / "slow")
     slow = nbformat.read(root / "slow" / f"{EXERCISE}.ipynb", as_version=4)
-    slow.cells.insert(2, nbformat.v4.new_code_cell("import time\ntime.sleep(4)"))  # a learner's experiment
+    slow.cells.insert(2, nbformat.v4.new_code_cell(  # a learner's experiment, writing where the checker answers
+        "import os, time\nos.write(1, b'not an answer\\n')\ntime.sleep(4)"))
     nbformat.write(slow, root / "slow" / f"{EXERCISE}.ipynb")
     for name, change in (("done", lambda gid, ref, released: ref),
                          ("mistake", lambda gid, ref, released: ref.replace(
