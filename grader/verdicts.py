@@ -287,7 +287,7 @@ def _collect(cells_write, payload, channel, cells, cell_timeout, budget):
             if test is None:
                 stop("garbled")
             if kind == "check":
-                told = [[kind[:100], [line[:200] for line in lines[:4]]] for kind, lines in message[4][:5]]
+                told = [[type_name[:100], [line[:200] for line in lines[:4]]] for type_name, lines in message[4][:5]]
                 test["checks"].append([message[1][:500], message[2], message[3], told])
             else:
                 test["error"] = message[1][:2000]

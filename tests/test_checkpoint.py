@@ -182,6 +182,11 @@ def reentrant(torch, case):
             hidden = torch.utils.checkpoint.checkpoint(first, torch.randn(2, 4), use_reentrant=True)
         second(hidden).sum().backward()
         return [str(w.message) for w in caught], hidden.requires_grad, first.weight.grad, second.weight.grad
+    if case == "a None among the arguments":
+        y = torch.utils.checkpoint.checkpoint(lambda x, nothing, scale: (x ** 3).sum() * scale, x, None, 2.0,
+                                              use_reentrant=True)
+        y.backward()
+        return y, x.grad
     if case == "autograd.grad":
         return outcome(lambda: torch.autograd.grad(run(x), x))
     if case == "backward(inputs=)":
@@ -205,6 +210,7 @@ def reentrant(torch, case):
 
 
 @pytest.mark.parametrize("case", ["gradients, the node, the body's runs", "a layer on data that requires no grad",
+                                  "a None among the arguments",
                                   "autograd.grad", "backward(inputs=)", "a keyword argument",
                                   "an output that needs no grad", "two outputs, dropout, a non-tensor argument"])
 def test_the_reentrant_form_as_torchs(case):

@@ -122,8 +122,10 @@ class CheckpointFunction(Function):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
         ctx.run_function = run_function
         ctx.rng = _rng_state(args) if preserve_rng_state else None
-        ctx.inputs = [None if isinstance(arg, Tensor) else arg for arg in args]
-        ctx.save_for_backward(*[arg for arg in args if isinstance(arg, Tensor)])
+        ctx.inputs, ctx.tensor_indices = list(args), [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+        for i in ctx.tensor_indices:
+            ctx.inputs[i] = None  # saved, below: version-checked, and freed with the graph
+        ctx.save_for_backward(*[args[i] for i in ctx.tensor_indices])
         with no_grad():
             return run_function(*args)
 
@@ -133,8 +135,9 @@ class CheckpointFunction(Function):
             raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
                                "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
                                "set use_reentrant=False, or call .backward() without passing the `inputs` argument.")
-        tensors = iter(ctx.saved_tensors)
-        inputs = [next(tensors) if arg is None else arg for arg in ctx.inputs]
+        inputs = list(ctx.inputs)
+        for i, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = tensor
         devices = [] if ctx.rng is None else ctx.rng[1]
         with torch.random.fork_rng(devices=devices, enabled=ctx.rng is not None):
             if ctx.rng is not None:
