@@ -1,6 +1,10 @@
 # The course's Validate (grader/lab/course_validate.py, beside this role's folder) replaces nbgrader's:
 # jupyter_server_config.json enables it; this makes it importable in the server, and nowhere else.
+# grader/lab/labextensions holds the lab extension that opens the page "view feedback" points at.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+lab = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, lab)
+c = get_config()  # noqa: F821
+c.LabApp.extra_labextensions_path = [os.path.join(lab, "labextensions")]
