@@ -5,9 +5,10 @@ button posts there). nbgrader's own handler runs the notebook in a fresh kernel 
 own process: the whole server (saves, other notebooks) waits, and every Validate pays a kernel's
 start and torch's import (about 2.5 CPU-seconds). Here a **checker** process, started when the
 learner opens an exercise (a notebook beside its staged ``minigrad/``) or at the first Validate,
-imports torch, IPython and nbgrader once (and ends after ``IDLE`` seconds without a Validate: it
-holds about 200 MB, more than the learner's server); each Validate is a fork of it (``python
-course_validate.py --serve``) that runs the notebook's cells in an IPython shell of its own, in the
+imports torch, IPython and nbgrader once, and later the parts of torch that torch imports on first
+use once a Validate has needed them (``torch_lazy_imports``); it ends after ``IDLE`` seconds without
+a Validate (it holds 200–310 MB, more than the learner's server). Each Validate is a fork of it
+(``python course_validate.py --serve``) that runs the notebook's cells in an IPython shell of its own, in the
 notebook's folder (its staged minigrad first on the path), and hands the notebook with its outputs
 to nbgrader's ``Validator`` (``WarmValidator``: only its execution step differs), whose results come
 back as JSON while the server goes on. They are shown as one report:
@@ -29,6 +30,7 @@ is set so that it cuts none of their lines).
 import asyncio
 import contextlib
 import html
+import importlib
 import io
 import json
 import os
@@ -198,8 +200,11 @@ def serve():
         if not line:
             break
         path = json.loads(line)
+        before = set(sys.modules)
+        read_end, write_end = os.pipe()
         child = os.fork()
         if child == 0:
+            os.close(read_end)
             nowhere = os.open(os.devnull, os.O_RDWR)
             os.dup2(nowhere, 0)  # the cells read no request, nor write into the answers (``results``)
             os.dup2(nowhere, 1)
@@ -215,8 +220,26 @@ def serve():
                 answer = {"error": f"{type(error).__name__}: {error}"}
             results.write(json.dumps(answer) + "\n")
             results.flush()
+            os.write(write_end, "\n".join(torch_lazy_imports(before))[:select.PIPE_BUF].encode())
             os._exit(0)
+        os.close(write_end)
         os.waitpid(child, 0)
+        with os.fdopen(read_end, "rb") as lazy:
+            learned = lazy.read().decode().split()
+        for name in learned:  # after the answer: the learner's next Validate finds them imported
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+
+def torch_lazy_imports(before):
+    """The torch modules this Validate imported that were not there at the fork, by the top of each
+    new subtree: torch imports some parts only when first used (``backward(gradient)`` and
+    ``autograd.grad`` import ``torch.fx.experimental.symbolic_shapes`` and sympy; checkpoint and
+    optimizers, ``torch._dynamo``), about 0.3 and 0.9 CPU-seconds that each fork would pay again.
+    The checker imports them once a Validate has shown its exercise needs them, so a checker
+    holds them (about 36 and 77 MB) only for the exercises that use them."""
+    new = {name for name in sys.modules if name.startswith("torch.") and name not in before}
+    return sorted(name for name in new if name.rpartition(".")[0] not in new)
 
 
 def run_cells(nb, timeout):
