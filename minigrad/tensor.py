@@ -1,4 +1,5 @@
 """Tensor: a torch.Tensor for the numbers (storage, on any device) plus minigrad's autograd state."""
+import re
 import warnings
 import weakref
 
@@ -381,11 +382,11 @@ class Tensor:
         try:
             grad_fn = self.grad_fn
         except RuntimeError:
-            return f"{text[:-1]}, grad_fn=<Invalid>)"
+            return _add_suffix(text, "grad_fn=<Invalid>")
         if grad_fn is not None:
-            return f"{text[:-1]}, grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>)"
+            return _add_suffix(text, f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>")
         if self.requires_grad:
-            return f"{text[:-1]}, requires_grad=True)"
+            return _add_suffix(text, "requires_grad=True")
         return text
 
     def __format__(self, spec):
@@ -775,6 +776,19 @@ class MaxResult(tuple):
 
     def __repr__(self):
         return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def _add_suffix(text, suffix):
+    """torch's repr ``text`` (``tensor(...)``) with one more suffix, placed as torch places its
+    suffixes (``torch._tensor_str._add_suffixes``): on the last line while it stays within the print
+    width, else on a line of its own. torch counts a last line that holds data 2 characters longer
+    than it is, one that a suffix began exactly."""
+    head = text[:-1]
+    last_line = head[head.rfind("\n") + 1:]
+    last_line_len = len(last_line) + (0 if re.match(r" {7}[a-z_]+=", last_line) else 2)
+    if last_line_len + len(suffix) + 2 > torch._tensor_str.PRINT_OPTS.linewidth:
+        return f"{head},\n{' ' * len('tensor(')}{suffix})"
+    return f"{head}, {suffix})"
 
 
 def _add_scaled_(data, other, alpha):

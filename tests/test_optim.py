@@ -16,6 +16,9 @@ ADAM_OPTIONS = [
     {"lr": 0.01, "weight_decay": 0.1},
     {"lr": 0.01, "amsgrad": True},
     {"lr": 0.01, "maximize": True},
+    {"lr": 0.01, "foreach": True},  # torch's default on CUDA: _multi_tensor_adam
+    {"lr": 0.01, "foreach": True, "amsgrad": True, "maximize": True, "weight_decay": 0.1},
+    {"lr": 0.01, "foreach": False},
 ]
 
 

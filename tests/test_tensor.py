@@ -121,6 +121,18 @@ def test_repr_of_every_kind_of_tensor_matches_torch():
     assert_same(reprs)
 
 
+def test_repr_wraps_the_autograd_suffix_as_torch_does():
+    """A suffix that would pass the print width goes on a line of its own, as torch's (on CUDA,
+    ``device='cuda:0'`` takes the room: the first case found on a GPU)."""
+    def reprs(lib):
+        texts = []
+        for n in range(1, 14):
+            x = lib.full((n,), 1.2345678, dtype=lib.float64, requires_grad=True)
+            texts += [repr(x), repr(x * 2), repr(lib.ones(2, n, dtype=lib.float64, requires_grad=True).sum(0))]
+        return texts
+    assert_same(reprs)
+
+
 def test_repr_names_the_grad_fn_as_torch_does():
     """Without a namespace (CopySlices, CopyBackwards), and ``<Invalid>`` where the grad_fn cannot be
     made: a view made under no_grad whose memory was then edited."""

@@ -76,10 +76,15 @@ class Optimizer:
                 loss = closure()
         with grad_mode.no_grad():
             for group in self.param_groups:
-                for param in group["params"]:
-                    if param.grad is not None:
-                        self._update(param, param.grad, group)
+                self._update_group(group)
         return loss
+
+    def _update_group(self, group):
+        """One group's step: each parameter that has a gradient, one after the other (torch's
+        single-tensor implementation)."""
+        for param in group["params"]:
+            if param.grad is not None:
+                self._update(param, param.grad, group)
 
     def _update(self, param, grad, group):
         """One parameter's step, ``grad`` its gradient (``param.grad``). Its entry in ``self.state`` is made
@@ -99,3 +104,15 @@ class Optimizer:
 def edit(tensor, kernel, *args, **kwargs):
     """``kernel(storage, *args, **kwargs)`` in place on a minigrad tensor: its version goes up by one."""
     tensor._mutate(lambda data: kernel(data, *args, **kwargs))
+
+
+def edit_all(tensors, kernel, *args, **kwargs):
+    """``kernel(storages, *args, **kwargs)``, one of torch's foreach kernels, in place on minigrad
+    tensors: each one's version goes up as its storage's does. Not every foreach kernel bumps it
+    (on CUDA, torch 2.11's ``_foreach_lerp_`` leaves it), so the storages say how much."""
+    storages = [tensor._data for tensor in tensors]
+    before = [storage._version for storage in storages]
+    kernel(storages, *args, **kwargs)
+    for tensor, storage, version in zip(tensors, storages, before):
+        for _ in range(storage._version - version):
+            tensor._mutate(lambda data: None)

@@ -12,6 +12,8 @@ TORCH_FAILS_TOO = {
         "keeps them)",
     "TestAutogradDeviceTypeCPU::test_grad_assignment_cpu":
         "torch.randn(..., dtype=torch.long): torch 2.13 has no int64 kernel for normal_ on the CPU",
+    "TestAutogradDeviceTypeCUDA::test_grad_assignment_cuda":
+        "torch.randn(..., dtype=torch.long): nor on CUDA (seen with torch 2.11 on an H200)",
 }
 """Upstream expects what torch 2.13, the release minigrad follows, does not do: these fail with torch
 itself too (UPSTREAM_LIBRARY=torch)."""
