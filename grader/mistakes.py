@@ -243,6 +243,21 @@ MISTAKES = {
         ("recording decided by self alone, not by the arguments", "Tensor-_inplace",
          "self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))",
          "self.requires_grad)", "test-leaf"),
+        ("the message names the node that consumes a saved non-leaf, not the one that made it",
+         "SavedTensor-_raise_modified", "self.tensor._data, self.tensor.grad_fn, self.tensor._output_nr",
+         "self.tensor._data, node if self.tensor.grad_fn is not None else None, self.tensor._output_nr",
+         "test-error-message"),
+        ("no check for a view made under no_grad", "Tensor-_inplace", "        views.check_inplace(self)\n", "",
+         "test-leaf"),
+        ("the leaf check runs before the view checks", "Tensor-_inplace",
+         "    view = self._view\n    if view is not None:\n        views.check_inplace(self)\n"
+         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
+         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n"
+         "    if self._requires_grad and self.grad_fn is None:\n        raise RuntimeError(ERR_LEAF_INPLACE)\n",
+         "    if self._requires_grad and self.grad_fn is None:\n        raise RuntimeError(ERR_LEAF_INPLACE)\n"
+         "    view = self._view\n    if view is not None:\n        views.check_inplace(self)\n"
+         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
+         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "test-leaf"),
         ("no view-of-a-leaf check", "Tensor-_inplace",
          "        if view.base._requires_grad and view.base.grad_fn is None:\n"
          "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "", "test-leaf"),

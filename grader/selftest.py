@@ -89,6 +89,13 @@ def verdict(full, graded):
     return expected, got, mismatches
 
 
+def kill_rate(full, graded):
+    """How many of the kept wrong versions lost points (graded below ``full``), as "n/m (p%)"."""
+    wrong = [row for student, _, row in graded if student.startswith("wrong")]
+    caught = sum(row["status"] == "graded" and row["score"] < full for row in wrong)
+    return f"{caught}/{len(wrong)} ({caught / len(wrong):.0%})" if wrong else "-"
+
+
 def _points(score):
     return "-" if score is None else f"{score:g}"
 
@@ -117,8 +124,8 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
     if unknown:
         raise ValueError(f"no such exercise: {', '.join(unknown)}")
     sandboxed, torch_version, triton_version = environment(sandbox)
-    header = ("exercise", "expected: reference, release, wrong", "got", "device", "sandbox", "torch", "triton", "time",
-              "result")
+    header = ("exercise", "expected: reference, release, wrong", "got", "wrong caught", "device", "sandbox", "torch",
+              "triton", "time", "result")
     table, problems = [], []
     with tempfile.TemporaryDirectory(prefix="minigrad-selftest-") as scratch:
         course = Path(scratch)
@@ -129,8 +136,9 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
             graded = grade(course, exercise, workers, sandbox)
             expected, got, mismatches = verdict(points(course, exercise), graded)
             device = _device(course, exercise)
-            table.append((exercise, expected, got, device, sandboxed, torch_version, triton_version,
-                          f"{time.monotonic() - start:.0f} s", "ok" if not mismatches else "MISMATCH"))
+            table.append((exercise, expected, got, kill_rate(points(course, exercise), graded), device, sandboxed,
+                          torch_version, triton_version, f"{time.monotonic() - start:.0f} s",
+                          "ok" if not mismatches else "MISMATCH"))
             problems += [f"{exercise}: {line}" for line in mismatches]
     widths = [max(len(str(row[i])) for row in [header, *table]) for i in range(len(header))]
     for row in [header, *table]:

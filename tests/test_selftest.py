@@ -28,6 +28,8 @@ def test_this_machine_grades_every_exercise_as_it_must():
     assert list(rows) == EXERCISES and all(row.endswith(" ok") for row in rows.values()), done.stdout
     for exercise, row in rows.items():
         assert f", 0, {len(MISTAKES[exercise])} below " in row  # expected: the reference's points, 0, each wrong version below
+        count = len(MISTAKES[exercise])
+        assert f" {count}/{count} (100%) " in row  # the kill rate: every wrong version caught
         assert ("bubblewrap" in row) is not bool(SANDBOX)
     assert lines[-1] == f"selftest: {len(EXERCISES)} exercises, 0 mismatches"
 

@@ -124,9 +124,19 @@ def del_b_keeps_the_saved_tensor(lib):
     return grads, c.grad_fn._saved_other
 
 
+def what_backward_returns(lib):
+    """Seed 001: "Why does print(c.backward(retain_graph=True)) gives the None??" backward() fills
+    the leaves' .grad and returns nothing; what it prints is None, each time."""
+    a = lib.tensor(1.0, requires_grad=True)
+    c = a * 2
+    printed = [str(c.backward(retain_graph=True)) for _ in range(2)]
+    return printed, a.grad
+
+
 check("seed 001: the 2nd backward through the shared t @ a fails", reused_in_a_loop, False)
 check("seed 001: retain_graph=True fixes it (and accumulates)", reused_in_a_loop, True)
 check("seed 001: del b", del_b_keeps_the_saved_tensor)
+check("seed 001: print(c.backward(retain_graph=True))", what_backward_returns)
 ### BEGIN HIDDEN TESTS
 
 

@@ -284,10 +284,25 @@ def allowed_edits(lib):
     return y.grad_fn, b.grad_fn, b.is_leaf, w.grad, y._version, b._version
 
 
+def views_made_under_no_grad(lib):
+    """A view made under no_grad, edited in place with grad mode on, is refused with torch's message,
+    before any leaf check: one of a non-leaf, and one that became a leaf that requires grad."""
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = a * 2
+    x = lib.ones(3)
+    with lib.no_grad():
+        of_non_leaf = h[:2]
+        of_plain = x[:2]
+    of_plain.requires_grad_()
+    return {"a view of a non-leaf": outcome(lambda: of_non_leaf.add_(1)),
+            "a view that is a leaf requiring grad": outcome(lambda: of_plain.add_(1))}
+
+
 for edit in IN_PLACE_ON_LEAF:
     check(f"seed 004: {edit} on a leaf that requires grad", in_place_on_leaf, edit)
 check("an update under no_grad, as optimizers do", update_under_no_grad)
 check("in-place edits of a non-leaf, and of a leaf without grad", allowed_edits)
+check("views made under no_grad, edited with grad mode on", views_made_under_no_grad, message=True)
 ### BEGIN HIDDEN TESTS
 
 
@@ -334,7 +349,8 @@ check("a view of a non-leaf edited in place", view_of_non_leaf)
 # %% tests test-error-message 2
 def every_error(lib):
     """Each error of this exercise: a saved leaf edited twice (no producer), a saved output edited (its
-    node produced it), a saved non-leaf edited, and the two leaf errors."""
+    node produced it), a saved non-leaf edited (made by Mul, then by exp: the message names the op
+    that made it, not the one that saved it), and the two leaf errors."""
     a = lib.tensor([1.0, 2.0], requires_grad=True)
     b = lib.tensor([3.0, 4.0])
     y = a * b
@@ -345,11 +361,14 @@ def every_error(lib):
         z.mul_(2)
     h = a * 2
     p = h * a
+    g = a.exp()
+    q = g * a
     with lib.no_grad():
         h.add_(1)
+        g.add_(1)
     return {"saved leaf": outcome(y.sum().backward), "saved output": outcome(z.sum().backward),
-            "saved non-leaf": outcome(p.sum().backward), "leaf": outcome(lambda: a.add_(1)),
-            "view of a leaf": outcome(lambda: a[0].add_(1))}
+            "saved non-leaf": outcome(p.sum().backward), "saved non-leaf made by another op": outcome(q.sum().backward),
+            "leaf": outcome(lambda: a.add_(1)), "view of a leaf": outcome(lambda: a[0].add_(1))}
 
 
 check("every error, word for word", every_error, message=True)
@@ -387,6 +406,20 @@ def tiny_vq(lib, update, clone=False, steps=2):
     return results, codebook._version, encoder.weight.grad
 
 
+def unused_by_the_loss(lib):
+    """Seed 000's premise: backward "forces the tracking of even those variables in forward pass
+    which were not involved in calculation of the loss". A branch that requires grad, whose saved
+    result is then edited in place, but which the loss does not use: the loss's backward never
+    visits it (nothing there is checked, nor freed); a backward through it does fail."""
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    side = w.exp()
+    side.mul_(2)
+    loss = (w * 3).sum()
+    return {"loss.backward()": outcome(loss.backward), "w.grad": w.grad.clone(),
+            "backward through the branch": outcome(side.sum().backward)}
+
+
+check("seed 000: a branch the loss does not use", unused_by_the_loss)
 check("seed 000: the EMA update in forward", tiny_vq, "in forward")
 check("seed 000: the EMA update in forward, under no_grad", tiny_vq, "in forward, no_grad")
 check("seed 000: the EMA update after backward, under no_grad", tiny_vq, "after backward, no_grad")

@@ -99,8 +99,21 @@ def nested(lib, outer, inner):
     return seen
 
 
+def backward_under_no_grad(lib):
+    """The tutorial (seed 004) on a training loop wrapped in no_grad by mistake: "The model forward
+    pass runs, the loss is computed, and nothing happens." backward() does not do nothing silently:
+    the loss has no grad_fn, and backward raises (torch's message)."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 1)
+    x = lib.randn(4, 3)
+    with lib.no_grad():
+        loss = layer(x).pow(2).mean()
+    return outcome(loss.backward), loss.requires_grad, layer.weight.grad
+
+
 normal_mode()
 check("no_grad, then after it", no_grad_then_after)
+check("seed 004: backward() on a loss computed under no_grad", backward_under_no_grad, message=True)
 check("enable_grad inside no_grad", nested, "no_grad", "enable_grad")
 check("no_grad inside no_grad", nested, "no_grad", "no_grad")
 ### BEGIN HIDDEN TESTS
