@@ -49,26 +49,51 @@ def outcome(scenario, *args):
 
 def predict(answer, scenario, *args):
     """Check the learner's ``answer`` against what torch does with ``scenario``: "error", "works"
-    (no error), or the value it returns (numbers and lists of numbers within rounding). Prints
-    feedback; an unanswered ``...`` gets a nudge."""
+    (no error), which error ("error: " and key words of its message, separated by commas: "error:
+    version, modified"), or the value it returns (numbers and lists of numbers within rounding, a
+    node's name). Prints feedback; an unanswered ``...`` gets a nudge."""
     if answer is Ellipsis:
-        print("Your turn: replace ... with your prediction (a value, \"error\" or \"works\") and run this cell.")
+        print("Your turn: replace ... with your prediction (a value, \"error\", \"error: key words\" or "
+              "\"works\") and run this cell.")
         return
     happened = outcome(scenario, *args)
     said = describe(happened)
-    if isinstance(answer, str) and answer.lower() in ("error", "works") and not isinstance(happened, Exception):
+    if isinstance(answer, str) and _kind(answer) in ("error", "works") and not isinstance(happened, Exception):
         said = "works" if happened is None else f"works, and gives {said}"
     if _matches(answer, happened):
         print(f"Right. torch: {said}")
+    elif _kind(answer) == "error:" and isinstance(happened, Exception):
+        missing = [word for word in _key_words(answer) if word not in _error_text(happened)]
+        print(f"An error, yes, but not with {', '.join(map(repr, missing))} in it. torch: {said}\n"
+              "Keep your guess in mind: the next cells show why.")
     else:
         print(f"Not what torch does. You said {answer!r}; torch: {said}\n"
               "Keep your guess in mind: the next cells show why.")
 
 
+def _kind(answer):
+    """"error", "works", "error:" (which error), or None (a value)."""
+    if not isinstance(answer, str):
+        return None
+    word = answer.strip().lower()
+    return "error:" if word.startswith("error:") else word if word in ("error", "works") else None
+
+
+def _key_words(answer):
+    return [word.strip().lower() for word in answer.split(":", 1)[1].split(",") if word.strip()]
+
+
+def _error_text(error):
+    return f"{type(error).__name__}: {error}".lower()
+
+
 def _matches(answer, happened):
     failed = isinstance(happened, Exception)
-    if isinstance(answer, str) and answer.lower() in ("error", "works"):
-        return failed == (answer.lower() == "error")
+    kind = _kind(answer)
+    if kind in ("error", "works"):
+        return failed == (kind == "error")
+    if kind == "error:":
+        return failed and all(word in _error_text(happened) for word in _key_words(answer))
     if failed:
         return isinstance(answer, str) and answer in (type(happened).__name__, str(happened).split("\n")[0])
     return nearly_equal(_data(answer), _data(happened), rel=1e-4, abs_=1e-6)
