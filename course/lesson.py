@@ -47,20 +47,27 @@ def outcome(scenario, *args):
         return error
 
 
-def predict(answer, scenario, *args):
-    """Check the learner's ``answer`` against what torch does with ``scenario``: "error", "works"
-    (no error), which error ("error: " and key words of its message, separated by commas: "error:
-    version, modified"), or the value it returns (numbers and lists of numbers within rounding, a
-    node's name). Prints feedback; an unanswered ``...`` gets a nudge."""
+def predict(answer, scenario, *args, binary=False):
+    """Check the learner's ``answer`` against what torch does with ``scenario``: which error ("error: "
+    and key words of its message, separated by commas: "error: version, modified"), the value it
+    returns (numbers and lists of numbers within rounding, a node's name), or "works" when it
+    returns nothing. A question that asks only whether it works (``binary=True``) takes "works" and
+    "error"; any other takes them as a first step and asks for the value or the error's words.
+    Prints feedback; an unanswered ``...`` gets a nudge."""
     if answer is Ellipsis:
         print("Your turn: replace ... with your prediction (a value, \"error\", \"error: key words\" or "
               "\"works\") and run this cell.")
         return
     happened = outcome(scenario, *args)
     said = describe(happened)
-    if isinstance(answer, str) and _kind(answer) in ("error", "works") and not isinstance(happened, Exception):
+    failed = isinstance(happened, Exception)
+    if isinstance(answer, str) and _kind(answer) in ("error", "works") and not failed:
         said = "works" if happened is None else f"works, and gives {said}"
-    if _matches(answer, happened):
+    if not binary and _kind(answer) == "error" and failed:
+        print(f"An error, yes. Which one? Say it with key words of its message: \"error: word, word\". torch: {said}")
+    elif not binary and _kind(answer) == "works" and not failed and happened is not None:
+        print(f"It works, yes. What does it give? torch: {said}")
+    elif _matches(answer, happened):
         print(f"Right. torch: {said}")
     elif _kind(answer) == "error:" and isinstance(happened, Exception):
         missing = [word for word in _key_words(answer) if word not in _error_text(happened)]

@@ -45,16 +45,25 @@ def node(torch):
     (float("nan"), lambda torch: torch.tensor(float("inf")) - torch.tensor(float("inf")), "Right"),
 ])
 def test_a_prediction_gets_feedback(capsys, answer, scenario, verdict):
-    predict(answer, scenario)
+    predict(answer, scenario, binary=answer in ("works", "error"))
     assert capsys.readouterr().out.startswith(verdict)
 
 
 def test_works_says_what_the_scenario_gave(capsys):
-    predict("works", gradient)
-    predict("error", lambda torch: None)
+    predict("works", gradient, binary=True)
+    predict("error", lambda torch: None, binary=True)
     assert capsys.readouterr().out.splitlines() == [
         "Right. torch: works, and gives [2, 4]", "Not what torch does. You said 'error'; torch: works",
         "Keep your guess in mind: the next cells show why."]
+
+
+def test_a_question_that_asks_for_more_than_works_or_error_wants_the_value_or_the_words(capsys):
+    predict("error", second_backward)
+    predict("works", gradient)
+    predict("works", lambda torch: None)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("An error, yes. Which one?") and out[1].startswith("It works, yes. What does it give?")
+    assert out[2] == "Right. torch: works"
 
 
 def test_side_by_side_prints_both_columns_and_raises_when_minigrad_differs(capsys):
