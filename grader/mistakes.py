@@ -50,6 +50,16 @@ RUN_NODE = """    outputs = validate_outputs(node, node.apply(grads))
     if not retain_graph:
         node._release_saved()
     return outputs"""
+# exercise 10's step, from zero_grad to the optimizer's step
+CAPSTONE_STEP = """        optimizer.zero_grad()
+        h = (inp(chunks[step]) + state).sigmoid()
+        h = h - h.mean(0)
+        state = checkpoint(lib, block, h)
+        log["block runs"] += 1
+        loss = ((head(state) - targets[step]) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+"""
 # exercise 6's SGD step: its weight decay and momentum blocks, to swap them
 _DECAY = '    if group["weight_decay"] != 0:\n        grad = grad.add(param, alpha=group["weight_decay"])\n'
 _MOMENTUM = ('    momentum = group["momentum"]\n    if momentum != 0:\n        state = self.state[param]\n'
@@ -453,5 +463,28 @@ MISTAKES = {
         ("the backward runs on storage: no second derivative", "Softmax", "return SoftmaxGrad.apply(grad, result)",
          "return minigrad.Tensor(triton_softmax.softmax_backward(grad._data, result._data))",
          "test-Softmax-graph-hidden"),
+    ],
+    "ex10_capstone": [
+        ("the validation loss logged as a tensor, its graph kept", "fixed_train",
+         "        with no_grad(lib):\n            log[\"val_loss\"].append(((head(cell(inp(x_val).sigmoid()).tanh()) - y_val) ** 2).mean().item())",
+         "        log[\"val_loss\"].append(((head(cell(inp(x_val).sigmoid()).tanh()) - y_val) ** 2).mean())", "test-memory"),
+        ("the features centred in place (sigmoid's saved result edited)", "fixed_train",
+         "h = h - h.mean(0)", "h -= h.mean(0)", "test-training"),
+        ("no zero_grad: momentum adds up every step's gradients", "fixed_train",
+         "        optimizer.zero_grad()\n", "", "test-training"),
+        ("zero_grad between backward and step", "fixed_train", CAPSTONE_STEP,
+         CAPSTONE_STEP.replace("        optimizer.zero_grad()\n", "").replace(
+             "        optimizer.step()", "        optimizer.zero_grad()\n        optimizer.step()"), "test-training"),
+        ("the state not detached, retain_graph=True kept", "fixed_train",
+         "        loss.backward()\n        optimizer.step()\n        state = state.detach()\n",
+         "        loss.backward(retain_graph=True)\n        optimizer.step()\n", "test-training"),
+        ("the state not detached, no retain_graph: the second step fails", "fixed_train",
+         "        state = state.detach()\n", "", "test-training"),
+        ("the block counted inside the checkpointed block", "fixed_train",
+         "    def block(h):\n        return cell(h).tanh()",
+         "    def block(h):\n        log[\"block runs\"] += 1\n        return cell(h).tanh()", "test-logs"),
+        ("the state detached before the head: the cell learns nothing", "fixed_train",
+         "        log[\"block runs\"] += 1\n        loss =",
+         "        log[\"block runs\"] += 1\n        state = state.detach()\n        loss =", "test-training"),
     ],
 }

@@ -2,6 +2,7 @@
 under nbgrader's real generate_assignment + autograde: reference -> full marks, untouched stubs ->
 zero, a typical mistake -> partial credit with a message naming the scenario."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,9 @@ MISTAKES = {
                        "test-body-runs", "'a counter in the body: forward, backward, early stop'"),
     "ex9_gpu_kernel": ("softmax_kernel", "shift = tl.max(top, 0)", "shift = 0.0", "test-softmax_kernel-hidden",
                        "'large values'"),
+    "ex10_capstone": ("fixed_train", "    def block(h):\n        return cell(h).tanh()",
+                      "    def block(h):\n        log[\"block runs\"] += 1\n        return cell(h).tanh()", "test-logs",
+                      "'3 steps: the logs'"),
 }
 
 
@@ -56,7 +60,7 @@ ON_THIS_MACHINE = [pytest.param(exercise, marks=pytest.mark.skipif(bool(unmet(ex
 
 
 def test_every_exercise_has_a_mistake_case():
-    assert sorted(MISTAKES) == EXERCISES
+    assert sorted(MISTAKES) == sorted(EXERCISES)
 
 
 def test_derived_files_are_up_to_date():
@@ -71,6 +75,16 @@ def _unique_lines(part, package_text):
     skeleton = set(stub(part).splitlines()) | set((part.before or "").splitlines())
     own = {line.strip() for line in part.code.splitlines() if line not in skeleton and len(line.strip()) > 10}
     return {line for line in own if package_text.count(line) == 1}
+
+
+def _answer_lines(exercise):
+    """Lines of the answers the exercise's spec writes out (its ``answer`` cells' solutions) that
+    appear nowhere else in the spec."""
+    text = (ROOT / "grader" / "exercises" / f"{exercise}.py").read_text()
+    solutions = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
+    rest = solutions.sub("", text)
+    return {line.strip() for answer in solutions.findall(text) for line in answer.splitlines()
+            if len(line.strip()) > 10 and line.strip() not in rest}
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +108,7 @@ def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise, fr
     for part in find_parts(ROOT / "minigrad"):
         if part.exercise >= number:
             secrets |= _unique_lines(part, package_text)
+    secrets |= _answer_lines(exercise)
     assert secrets
     assert (fresh_release / exercise / "minigrad" / "engine.py").exists()
     released = "\n".join(p.read_text() for p in (fresh_release / exercise).rglob("*") if p.is_file()
