@@ -64,7 +64,8 @@ def scenarios(source):
 
 
 TAGS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "pre", "code", "em", "strong", "b", "i", "ul", "ol", "li",
-        "a", "blockquote", "table", "thead", "tbody", "tr", "th", "td", "img", "span", "div", "sub", "sup"}
+        "a", "blockquote", "table", "thead", "tbody", "tr", "th", "td", "img", "span", "div", "sub", "sup", "details",
+        "summary"}
 ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt"], "*": ["class", "id"]}
 SCRIPTED = ("application/javascript", "text/javascript", "image/svg+xml")
 

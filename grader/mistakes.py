@@ -134,6 +134,10 @@ MISTAKES = {
         ("oldest node first (the heap's order with the wrong sign)", "backprop", PUSH_POP,
          PUSH_POP.replace("heapq.heappush(ready, node)", "heapq.heappush(ready, (node._sequence_nr, node))").replace(
              "node = heapq.heappop(ready)", "_, node = heapq.heappop(ready)"), "test-order-hidden"),
+        ("newest first, ties broken by arrival, not as torch's heap", "backprop", PUSH_POP,
+         PUSH_POP.replace("heapq.heappush(ready, node)", "ready.append(node)").replace(
+             "node = heapq.heappop(ready)",
+             "node = max(ready, key=lambda n: n._sequence_nr)\n        ready.remove(node)"), "test-order-hidden"),
         ("the roots' own edges not counted", "backprop",
          "    for node, _ in roots:\n        dependencies[node] = dependencies.get(node, 0) + 1\n", "",
          "test-seed-004"),

@@ -8,13 +8,34 @@
 # `ctx.save_for_backward(...)`; `backward(ctx, grad)` turns the gradient of the output into one
 # gradient per input, written with minigrad ops. The `ctx` *is* the node you see as `y.grad_fn`.
 #
-# You write five parts, in this order: `SumDim`, `sum_to`, `Mul`, `Exp` and `Mm`. The graded tests build the same
-# small graphs with PyTorch and with your minigrad, **call the nodes by hand** (`y.grad_fn(grad)`),
-# and compare values, gradients, and what each node saved (`y.grad_fn._saved_self`, ...). torch saves
-# only what the backward needs: match it exactly.
+# **The contract.** You write five parts, in this order: `SumDim`, `sum_to`, `Mul`, `Exp` and `Mm`.
+# Four are ops (classes with a `forward` and a `backward`); `sum_to(grad, shape)` is a function.
+# Each stub keeps its signature and docstring. For every op, torch's node is the reference: the
+# same values, the same gradients, and the same saved tensors. torch saves only what the backward
+# needs: match it exactly. The graded checks build small graphs with PyTorch and with your
+# minigrad, **call the nodes by hand** (`y.grad_fn(grad)`) and compare:
+#
+# - `a.sum(dim, keepdim)` over one dim, a negative dim, a tuple of dims, with and without
+#   `keepdim`: the sum and the gradient;
+# - `sum_to(grad, shape)` against torch's `grad.sum_to_size(shape)`: shapes that broadcasting
+#   extended with leading dims, stretched from size 1, both, or left as they were (down to `()`);
+# - `a * b` with `a`, `b` or both requiring grad, with broadcast shapes, with a Python number
+#   (`a * 2`) and on the GPU when the grader has one: values, gradients, and what the node saved
+#   (`_saved_self`, `_saved_other`); called with a gradient that itself requires grad, the
+#   gradients it returns must have a graph of their own (minigrad ops, not storage);
+# - `a.exp()`: the gradient and `_saved_result`, which must share `y`'s memory;
+# - `a @ b` with `a`, `b` or both requiring grad: values, gradients and their strides,
+#   `_saved_self` and `_saved_mat2`; and `x @ weight.t()` as `nn.Linear` computes it, whose weight
+#   gradient must come out laid out like `weight.t()`.
+#
+# **Open:** `SumDim` and `sum_to`. What `SumDim` keeps on `ctx` (plain attributes, named as you
+# like) and which minigrad ops rebuild its gradient, and how `sum_to` finds the dimensions to sum,
+# are yours: the checks compare only values and shapes. For `Mul`, `Exp` and `Mm` the decision is
+# which tensors the node keeps; torch's choice is the one graded, and working it out is the point.
 #
 # Useful: `ctx.needs_input_grad` (one bool per forward argument), `a._data` (the storage of a
-# minigrad tensor), `ctx.saved_tensors`. Check your work with **Validate**.
+# minigrad tensor), `ctx.saved_tensors`. Each part has three hints, folded: open them one at a
+# time, only when you need them. Check your work with **Validate**.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -33,10 +54,40 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 
 # %% markdown
 # ## Part 1 — `SumDim`
-# `y = a.sum(dim, keepdim)`. Every element that went into a sum gets that sum's gradient: put the
-# summed dimensions back (`_keep_dims`) and broadcast to the input's shape (`expand`). No tensor is
-# needed, only shapes: store them on `ctx` as plain attributes. `_normalize_dims(dim, a.dim())` turns
-# `dim` (an int, negative ints, or a tuple) into a tuple of non-negative ints.
+# `y = a.sum(dim, keepdim)`, torch's `SumBackward1`. Every element that went into a sum gets that
+# sum's gradient. The node saves no tensor: it needs only shapes, so a second backward through it
+# works. `backward` returns one gradient per forward argument: `None` for `dim` and `keepdim`.
+#
+# **Open:** what you keep on `ctx`, and with which minigrad ops you turn `grad` (shaped like `y`)
+# into a gradient shaped like `a`.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# `grad` has the shape of `y`; what you return must have the shape of `a`. Take `a` of shape
+# `(2, 3)` and `y = a.sum(1)`: `grad` has shape `(2,)`. Which element of `grad` belongs to
+# `a[i, j]`?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Put the summed dimensions back, as size 1, then broadcast to `a`'s shape with `expand`. Only
+# shapes are needed: keep `a.shape`, the summed dims and `keepdim` as plain attributes of `ctx`.
+# The setup gives two helpers: `_normalize_dims(dim, a.dim())` turns `dim` (an int, a negative int
+# or a tuple) into a tuple of non-negative ints, and `_keep_dims(grad, dims, keepdim)` puts the
+# summed dims back as size 1 (it does nothing when `keepdim` was true: they are there already).
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `forward`: sum the storage `a._data` over `dim`, with `keepdim`. On `ctx`, keep three things:
+#   `a.shape`, the summed dims as `_normalize_dims` gives them (for `a.dim()` dimensions), and
+#   `keepdim`. Return the sum.
+# - `backward`: hand `grad`, the kept dims and `keepdim` to `_keep_dims`; `expand` what it gives to
+#   the kept shape of `a`. Return that, then `None` and `None`.
+#
+# </details>
 # %% part SumDim
 # %% locked plug-SumDim
 SumDim = graded(SumDim)
@@ -61,10 +112,40 @@ check("a.sum((-2, -1)): negative dims, counted from the end", sum_graph, (2, 3, 
 
 # %% markdown
 # ## Part 2 — `sum_to`
-# Broadcasting makes a `(3,)` tensor act as `(2, 3)`. Its gradient must come back as `(3,)`: sum the
-# gradient over the dimensions broadcasting added (leading ones) or stretched (size 1 in `shape`).
-# torch calls this `sum_to_size`. Use minigrad ops (`grad.sum(dims, keepdim=...)`, your `SumDim`) so the result
-# stays differentiable.
+# Broadcasting makes a `(3,)` tensor act as `(2, 3)`. Its gradient must come back as `(3,)`.
+# `sum_to(grad, shape)` does that reduction, as torch's `grad.sum_to_size(shape)`: the engine calls
+# it on each gradient a node returns shaped like a broadcast of its input. Keep the result
+# differentiable: use minigrad ops on `grad` (`grad.sum(dims, keepdim=...)`, which runs your
+# `SumDim`), not its storage.
+#
+# **Open:** how you find the dimensions to sum, and in how many sums you do it.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Line the two shapes up from the right, as broadcasting does. Which dims of `grad` have no
+# partner in `shape`? Which have a partner of size 1?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Two kinds of dims were made by broadcasting. Leading dims it added (`grad` has more dims than
+# `shape`): sum them away. Dims where `shape` has 1 and `grad` does not: sum them with
+# `keepdim=True`, so that they stay, as size 1. When the shapes are already equal, return `grad`
+# as it is.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - If the two shapes are equal, return `grad` unchanged.
+# - `lead`: how many more dims `grad` has than `shape`. If there are any, sum `grad` over the dims
+#   `0` to `lead - 1` (without `keepdim`): it now has as many dims as `shape`.
+# - Collect the dims `i` where `shape[i]` is 1 and `grad.shape[i]` is not. If there are any, sum
+#   over all of them at once, with `keepdim=True`.
+# - Return `grad`.
+#
+# </details>
 # %% part sum_to
 # %% locked plug-sum_to
 sum_to = graded(sum_to)
@@ -84,11 +165,41 @@ for grad_shape, shape in [((4, 2, 3), (2, 1)), ((2, 3, 4), (3, 1)), ((5,), ()), 
 
 # %% markdown
 # ## Part 3 — `Mul`
-# `y = a * b`. Which tensors must the node keep? The gradient for `a` is `grad * b` and the gradient
-# for `b` is `grad * a`: keep `b` only if `a` needs a gradient, and `a` only if `b` does (this is the
-# puzzle of the forum thread "Which is freed, which is not?"). With broadcasting, leave each gradient
-# shaped like the product: the engine sums it down to its input's shape with your `sum_to` (as
-# torch's engine does), so `backward` needs no shapes.
+# `y = a * b`, torch's `MulBackward0`. The gradient for `a` is `grad * b` and the gradient for `b`
+# is `grad * a`. What the node saves is compared with torch's: `_saved_self` is the first tensor you
+# give `ctx.save_for_backward`, `_saved_other` the second (`None` where nothing is saved). Which
+# tensors must the node keep? That is the puzzle of the forum thread "Which is freed, which is
+# not?". With broadcasting, leave each gradient shaped like the product: the engine sums it down
+# to its input's shape with your `sum_to` (as torch's engine does), so `backward` needs no shapes.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Suppose only `a` requires grad. Which gradient will backward compute, and which tensor does it
+# read? Does the node need the other one at all?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Each gradient needs the *other* input. Keep `b` only if `a` needs a gradient, and `a` only if `b`
+# does (`ctx.needs_input_grad`); put `None` in the place of a tensor you don't keep, so that the
+# places stay (self, other). In `backward`, read them back with `ctx.saved_tensors` (minigrad
+# tensors, so the gradients get a graph when `grad` requires grad), and return `None` for the input
+# whose partner was not kept. A Python number (`a * 2`) reaches `forward` already wrapped as a
+# tensor.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `forward`: read the two flags of `ctx.needs_input_grad`. Save two places, (self, other): `a`
+#   if `b` needs a gradient, else `None`; `b` if `a` needs one, else `None`. Return the product of
+#   the two storages.
+# - `backward`: unpack the two places from `ctx.saved_tensors`. The gradient for `a` is `grad * b`
+#   if `b` was saved, else `None`; the gradient for `b` is `grad * a` if `a` was saved, else
+#   `None`. Return both.
+#
+# </details>
 # %% part Mul
 # %% locked plug-Mul
 Mul = graded(Mul)
@@ -159,9 +270,32 @@ check("a * b on DEVICE", mul_on_device)
 
 # %% markdown
 # ## Part 4 — `Exp`
-# `y = a.exp()`. Its derivative is `exp(a)` itself, so torch saves the **result** rather than the
-# input. Save the storage you return (`ctx.save_for_backward(result)`): minigrad recognises it as the
-# node's own output and gives it back in `backward` as a tensor whose `grad_fn` is this very node.
+# `y = a.exp()`, torch's `ExpBackward0`. The node saves one tensor, read as `_saved_result`, and it
+# must share `y`'s memory: it is the output itself, not a copy.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# What is the derivative of `exp`? Which tensor already holds it once `forward` has run?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# The derivative of `exp(a)` is `exp(a)` itself, so torch saves the **result** rather than the
+# input. Save the very storage you return (not a second `exp`, not a copy): minigrad recognises it
+# as the node's own output and gives it back in `backward` as a tensor whose `grad_fn` is this very
+# node.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `forward`: compute `exp` of the storage once; pass that very result to
+#   `ctx.save_for_backward`; return it.
+# - `backward`: unpack the one saved tensor (the result, as a minigrad tensor) and return `grad`
+#   times it.
+#
+# </details>
 # %% part Exp
 # %% locked plug-Exp
 Exp = graded(Exp)
@@ -196,10 +330,36 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 
 # %% markdown
 # ## Part 5 — `Mm`
-# `y = a @ b` for two matrices. `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`:
-# save like `Mul`. For `grad_b` call the given `mat2_grad(grad, a, ctx.mat2_layout)`: it computes
-# `a.T @ grad` laid out like `b` (for `nn.Linear`, `b` is `weight.t()`, and this keeps
-# `weight.grad` contiguous, as torch does).
+# `y = a @ b` for two matrices, torch's `MmBackward0`. It saves `_saved_self` (the first tensor
+# given to `ctx.save_for_backward`) and `_saved_mat2` (the second), each or `None`, as torch does.
+# The gradient for `b` must come out laid out like `b` (its strides are compared): the setup gives
+# `mat2_grad(grad, a, b_strides)` for that.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Write both gradients as matrix products. Which input does each one read? Then compare with
+# `Mul`.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`: save like `Mul`. For `grad_b`,
+# keep `b`'s strides from `forward` (`b._data.stride()`) as a `ctx` attribute and call
+# `mat2_grad(grad, a, strides)`: it computes `a.T @ grad` laid out like `b`. For `nn.Linear`, `b`
+# is `weight.t()`, and this keeps `weight.grad` contiguous, as torch does.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `forward`: save the two places (self, mat2) as `Mul` does. Keep `b._data.stride()` on `ctx`,
+#   under a name of your choice. Return the matrix product of the storages (`mm`).
+# - `backward`: unpack the two places. The gradient for `a` is `grad.mm(b.t())` if `b` was saved,
+#   else `None`. The gradient for `b` is `mat2_grad(grad, a, strides)`, with the strides you kept,
+#   if `a` was saved, else `None`. Return both.
+#
+# </details>
 # %% part Mm
 # %% locked plug-Mm
 Mm = graded(Mm)

@@ -4,26 +4,46 @@
 # *Lesson: `course/02_the_engine.ipynb`.*
 #
 # `loss.backward()` hands the engine the edges to start from (`roots`) and the gradients to send
-# into them. You write the two functions that do the rest:
+# into them. You write the two functions that do the rest.
 #
-# 1. `compute_dependencies(root_nodes)`: for every node reachable from the roots, how many edges
-#    point at it. Walk with an explicit stack — a recursive walk dies on a long chain.
-# 2. `backprop(roots, root_grads, call)`: send the gradients in, run every reachable node once,
-#    when all gradients for it have arrived and been **summed** into its buffer, newest node first
-#    (highest `node._sequence_nr`), passing what each node returns on along `node.next_functions`.
-#    For the order, keep the ready nodes in a heap of nodes: `heapq.heappush(ready, node)` and
-#    `heapq.heappop(ready)`. Nodes compare by `Node.__lt__`: the newer one first; two leaves'
-#    `AccumulateGrad` nodes have the same number and are a tie, which the heap breaks the way torch's
-#    queue does. (Breaking ties yourself, by `id(node)` say, gives an order that changes from run to
-#    run, and torch's hooks would fire in a different order than yours.)
+# **The contract.** Reproduce torch's engine, in two functions (each stub keeps its signature and
+# docstring):
+#
+# 1. `compute_dependencies(root_nodes)` returns a dict: for every node that an edge below the roots
+#    points at, how many edges point at it. It must work on a chain of 20,000 nodes, far past
+#    Python's recursion limit (1,000 frames; graded code cannot raise it).
+# 2. `backprop(roots, root_grads, call)` sends `root_grads` into the edges `roots` and runs every
+#    node they reach exactly once, in torch's order:
+#    - a node runs only once the gradients from all edges pointing at it have arrived, **summed**
+#      (a node shared by two paths runs once, with the sum); an edge that delivers `None` still
+#      counts as delivered;
+#    - among ready nodes the newest runs first (highest `node._sequence_nr`). Nodes with equal
+#      numbers (two leaves' `AccumulateGrad`) come out in the order torch's ready queue, a binary
+#      heap, gives them: Python's `heapq` holding the nodes themselves gives the same order
+#      (`heapq.heappush(ready, node)`, `heapq.heappop(ready)`; nodes compare by `Node.__lt__`, the
+#      newer one first). Breaking ties yourself, by `id(node)` (an order that changes from run to
+#      run) or by arrival (another order once four or more are ready together), makes torch's
+#      hooks fire in a different order than yours;
+#    - what a node returns goes on along `node.next_functions`, one gradient per edge.
 #
 # `call(node, grads)` is given: it runs hooks, calls the node, frees what it saved (that part is
-# exercise 3; here nothing is freed yet) and returns one gradient per edge. Edges look like
+# exercise 3; here nothing is freed yet) and returns one gradient (or `None`) per edge. `grads` is
+# the list of gradients of the node's outputs, one slot per `input_nr`. Edges look like
 # `(node, input_nr)`; `node` is `None` for inputs that need no gradient, and `input_nr` says which
 # of the next node's outputs the gradient belongs to (always 0 in this course's ops).
 #
-# The graded tests run whole scenarios — forum threads, shared subgraphs, chains deeper than
-# Python's recursion limit — through `backward()` with your engine and compare with PyTorch.
+# The graded checks run whole scenarios through `backward()` with your engine and compare with
+# PyTorch: the edge counts of a small graph and of a 20,000-node chain; the tutorial's first example
+# (seed 004); seed 001's graph reused with `retain_graph=True`; a node shared by two paths (its hook
+# fires once), a diamond, two backward passes that accumulate, `autograd.backward` with two roots
+# (one of them reached from the other), a node that gets `None` on one edge and a gradient on the
+# other; the order in which tensor hooks fire (independent branches, two leaves ready at once, many
+# leaves ready at the same moments); and a chain of 2,500 nodes.
+#
+# **Open:** how you walk the graph in `compute_dependencies` (a stack or a queue, one pass or
+# two); in `backprop`, how you keep the gradients that arrive for each node and how you tell that a
+# node is ready. The order in which ready nodes run is torch's, not a choice. Each part has three
+# hints, folded: open them one at a time, only when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -40,6 +60,37 @@ from minigrad.testing import check, graded
 
 # %% markdown
 # ## Part 1 — `compute_dependencies`
+# Return `{node: number of edges pointing at it}` for the nodes below `root_nodes`. A node that no
+# edge points at (a root that nothing else reaches) is not in the dict: `backprop` adds the roots'
+# own edges itself. Skip edges whose node is `None`. No recursion.
+#
+# **Open:** the order of your walk, and what you use to walk.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Every edge must be counted once, but every node must be walked once: a node below two paths is
+# reached twice. What must you remember so that you don't walk below it twice?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Keep the nodes still to visit in a list you push and pop (a stack), not in Python's call stack;
+# keep a set of the nodes already pushed. For each node you take out, count each of its edges;
+# push the next node only the first time you see it.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Start with an empty dict of counts, a stack (a list) holding the root nodes, and a set of seen
+#   nodes holding them too.
+# - While the stack is not empty: pop a node. For each `(next_node, input_nr)` of its
+#   `next_functions` whose node is not `None`: add one to its count (from 0); if it is not in the
+#   seen set, add it there and push it on the stack.
+# - Return the counts.
+#
+# </details>
 # %% part compute_dependencies
 # %% locked plug-compute_dependencies
 compute_dependencies = graded(compute_dependencies)
@@ -86,6 +137,51 @@ check("dependencies of a 20,000-node chain", long_chain_dependencies)
 
 # %% markdown
 # ## Part 2 — `backprop`
+# Send `root_grads` into the edges `roots`, then run each reachable node once, when all of its
+# gradients have arrived and been summed, newest first, with the tie order of torch's heap (see
+# the contract above). Pass what `call(node, grads)` returns on along `node.next_functions`.
+#
+# **Open:** how you keep the gradients that arrive for a node (one slot per `input_nr`), and how
+# you know that a node has all of them.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Start from `compute_dependencies`: a node is ready when its count drops to zero. The roots are
+# edges too: does a root's count include them? And among several ready nodes, which structure
+# hands you the newest each time?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Add one to the count of each root's node (a root may also be reached from another root, so add
+# to what is there). Keep a buffer per node, a list with one slot per `input_nr`, where arriving
+# gradients are summed. One helper delivers gradients along edges: skip an edge whose node is
+# `None`; sum a gradient that is not `None` into its slot; count the edge as delivered even when its
+# gradient is `None`; when a count reaches zero, push the node on the heap. Deliver the root
+# gradients into the roots, then, while the heap is not empty, pop a node, hand its buffer to
+# `call`, and deliver what `call` returns along `node.next_functions`. Hand the buffer over and keep
+# no reference to it (pop it out of your dict): a node that then holds the last reference to a
+# gradient (`AccumulateGrad`) may keep it instead of copying it.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Counts: `compute_dependencies` of the roots' nodes, then one more for each root's node
+#   (starting from 0 where it has no count yet).
+# - An empty dict of buffers, and an empty list `ready`: the heap.
+# - A helper `deliver(edges, grads)`. For each edge `(node, input_nr)` and its gradient, side by
+#   side: skip the edge if `node` is `None`. Make sure `node` has a buffer with a slot at
+#   `input_nr` (new slots hold `None`). If the gradient is not `None`, put it in its slot, or add
+#   it to what is there. Take one from the node's count; when the count reaches 0, push the node
+#   on `ready` with `heapq.heappush`.
+# - Deliver `root_grads` along `roots`.
+# - While `ready` is not empty: pop the newest node with `heapq.heappop`; take its buffer out of
+#   the dict (`pop`); call `call` with the node and that buffer; deliver what it returns along
+#   `node.next_functions`.
+#
+# </details>
 # %% part backprop
 # %% locked plug-backprop
 backprop = graded(backprop)
@@ -252,8 +348,29 @@ def many_ties(lib):
     return fired
 
 
+def five_leaves_at_once(lib):
+    """Five leaves feeding one node: their AccumulateGrad nodes become ready together, five ties
+    that torch's heap pops in an order of its own (not the order they arrived in)."""
+    class Sum5(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b, c, d, e):
+            return a + b + c + d + e
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad, grad, grad, grad
+
+    fired = []
+    leaves = [lib.full((2,), float(k + 1), requires_grad=True) for k in range(5)]
+    for k, leaf in enumerate(leaves):
+        leaf.register_hook(lambda grad, k=k: fired.append(k))
+    Sum5.apply(*leaves).sum().backward()
+    return fired
+
+
 check("the order of three independent branches", branches_order)
 check("many leaves ready at once", many_ties)
+check("five leaves ready together", five_leaves_at_once)
 ### END HIDDEN TESTS
 
 # %% tests test-long-chain 2

@@ -4,25 +4,47 @@
 # *Lessons: `course/03a_what_backward_frees.ipynb`, then `course/03b_retain_graph_and_lifetimes.ipynb`.*
 #
 # Until now minigrad kept every saved tensor forever: the engine ran each node and moved on. You
-# write the three pieces that give minigrad torch's behaviour — free a node's saved tensors right
-# after it ran, unless `retain_graph=True`, and refuse to use them once they are gone:
+# write the three pieces that give minigrad torch's behaviour.
+#
+# **The contract.** In torch, a backward without `retain_graph=True` lets each node drop what it
+# saved right after the node ran. The graph stays (`y.grad_fn` and its `next_functions`), but a
+# second backward through a node that saved something, or reading `grad_fn._saved_self` and the
+# like, raises `RuntimeError` with torch's message, "Trying to backward through the graph a second
+# time ..." (`ERR_BACKWARD_TWICE`). With `retain_graph=True` (and with `create_graph=True`, which
+# implies it) the saved tensors stay, for the next backward; that one frees them, unless it
+# retains too. A place where nothing was saved reads as `None`, before and after. Nodes that save
+# nothing (add, sum) can run any number of times. You write, keeping each stub's signature and
+# docstring:
 #
 # 1. `BackwardFunction._release_saved(self)` (the class of every op's node): free what the node
 #    saved. `self._saved` is a tuple with one entry per tensor given to `save_for_backward`: `None`
-#    (nothing was saved there) or a `SavedTensor`. Replace each `SavedTensor` by the marker `_FREED`;
-#    `None` entries stay `None`.
+#    (nothing was saved there) or a `SavedTensor`.
 # 2. `run_node(node, grads, retain_graph)`, in the engine: run the node (`node.apply(grads)`), check
-#    what it returned (`validate_outputs(node, ...)`), then — unless `retain_graph` — free what it
-#    saved, and return the checked gradients. Free right after the node ran, not at the end of the
-#    backward pass: that is when torch frees, and it is what a backward that fails half-way shows.
-# 3. `BackwardFunction._unpack(self, saved)`: turn one entry back into a tensor, for
-#    `ctx.saved_tensors` and `grad_fn._saved_self`: `None` gives `None`; `_FREED` raises
-#    `RuntimeError(ERR_BACKWARD_TWICE)` — torch's "Trying to backward through the graph a second
-#    time ..." message; a `SavedTensor` gives `saved.unpack(self)` (exercise 4 adds its version
-#    check: the error for a saved tensor edited in place).
+#    what it returned (`validate_outputs(node, ...)`, which gives the checked gradients), free what
+#    it saved unless `retain_graph`, and return the checked gradients.
+# 3. `BackwardFunction._unpack(self, saved)`: turn one entry of `_saved` back into a tensor, for
+#    `ctx.saved_tensors` and `grad_fn._saved_*`: `None` for `None`, torch's error for a freed entry,
+#    `saved.unpack(self)` for a `SavedTensor` (exercise 4 adds its version check).
 #
-# The graded tests re-run the forum threads' scenarios with PyTorch and with your minigrad. An error
-# must be of torch's type everywhere; its wording is graded once, in `test-error-message`.
+# The graded checks re-run the forum threads' scenarios with PyTorch and with your minigrad: a
+# second backward, and `retain_graph=True` making it work (gradients add up), then a third one
+# (seed 004); seed 001's `t @ a` reused in a loop with and without `retain_graph`, recomputed in
+# the loop, `del b` (the node still holds `b`'s memory) and what `print(c.backward(...))` prints;
+# seed 002's `nn.Linear` forward outside and inside the loop, and with a batch (the bias gradient
+# summed over it); seed 003's graph after backward (the chain stays, its saved tensors are gone); a
+# graph without saved tensors run twice; a backward that fails part-way (the leaves reached before
+# the failure keep their gradient); what each node still holds after a backward with and without
+# `retain_graph`; and `autograd.grad`, which frees as `backward` does unless `retain_graph` or
+# `create_graph`. An error must be of torch's type everywhere; its wording is graded once, in
+# `test-error-message`.
+#
+# **Open:** how a freed entry looks. The setup gives `_FREED`, a marker made for it, but any value
+# that your `_unpack` tells apart from `None` and from a `SavedTensor` will do, and the order of
+# the checks in `_unpack` is yours. What is fixed: `_release_saved` lets go of every `SavedTensor`
+# (that is the memory freed), keeps `None` entries `None`, and keeps one entry per place
+# (`_saved_self` reads its entry by position). Of a node's private attributes, the grader lets
+# your code set `_saved` only. Each part has three hints, folded: open them one at a time, only
+# when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -39,18 +61,96 @@ from minigrad.testing import check, graded, outcome
 
 # %% markdown
 # ## Part 1 — `_release_saved`
+# Free what the node saved: after it, no entry of `self._saved` holds a `SavedTensor`, an entry
+# that was `None` is still `None`, and the tuple keeps its length.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Freeing here means letting go of references: once nothing holds a `SavedTensor`, its memory can
+# go. But `_unpack` must still be able to tell "freed" from "never saved".
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Build a new tuple, entry by entry: `None` stays `None`; a `SavedTensor` becomes a marker
+# (`_FREED`, or one of your own that `_unpack` knows). Assign it to `self._saved`. A node that
+# saved nothing has an empty tuple: nothing to do.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - If `self._saved` is empty, there is nothing to do.
+# - Otherwise build a tuple with one entry per entry of `self._saved`: `None` where it was `None`,
+#   the marker (`_FREED`, or your own) where it was a `SavedTensor`. Assign it to `self._saved`.
+#
+# </details>
 # %% part BackwardFunction._release_saved
 # %% locked plug-release
 _release_saved = graded(_release_saved)
 minigrad.function.BackwardFunction._release_saved = _release_saved
 # %% markdown
 # ## Part 2 — `run_node`
+# Run the node on `grads`, check what it returned, free what it saved unless `retain_graph`, and
+# return the checked gradients, one per edge. Free right after the node ran, not at the end of the
+# backward pass: that is when torch frees, and it is what a backward that fails half-way shows.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Three steps: run, check, free. Which of them depends on `retain_graph`?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `node.apply(grads)` runs the node. `validate_outputs(node, gradients)` checks what it returned
+# (how many, their shapes, their devices) and returns the gradients to pass on: one shaped like a
+# broadcast of its input comes back summed down with `sum_to`. Then, unless `retain_graph`, call
+# `node._release_saved()`: the memory goes as early as possible, and a backward that fails later
+# has already freed what ran before.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Run the node: `node.apply` on `grads`.
+# - Pass the node and what it returned to `validate_outputs`; keep what that gives back.
+# - If `retain_graph` is false, call the node's `_release_saved()`.
+# - Return the checked gradients.
+#
+# </details>
 # %% part run_node
 # %% locked plug-run_node
 run_node = graded(run_node)
 minigrad.engine.run_node = run_node
 # %% markdown
 # ## Part 3 — `_unpack`
+# One entry of `_saved` as a tensor: `None` gives `None`; a freed entry raises
+# `RuntimeError(ERR_BACKWARD_TWICE)`; a `SavedTensor` gives `saved.unpack(self)`.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# An entry is one of three things. How do you tell each one, whatever marker your
+# `_release_saved` used?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Compare by identity (`is`): `saved is None`, `saved is _FREED` (or your own marker). Anything
+# else is a `SavedTensor`: hand it the node, `saved.unpack(self)`, which gives the tensor back
+# (and, from exercise 4 on, checks its version first).
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - An entry that is `None`: return `None`.
+# - An entry that is the marker: raise `RuntimeError` with `ERR_BACKWARD_TWICE`.
+# - Anything else is a `SavedTensor`: return what its `unpack` gives for this node (`self`).
+#
+# </details>
 # %% part BackwardFunction._unpack
 # %% locked plug-unpack
 _unpack = graded(_unpack)

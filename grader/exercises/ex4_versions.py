@@ -5,48 +5,52 @@
 #
 # Until now minigrad edited tensors in place without keeping count, so a node that saved a tensor
 # could not tell that the tensor had been edited since, and minigrad let you edit a leaf that
-# requires grad. You write the three pieces that give minigrad torch's behaviour.
+# requires grad. You write the pieces that give minigrad torch's behaviour.
 #
 # Every minigrad tensor has a **version counter**, `t._version_counter` (its number is
 # `t._version`): an object shared by every tensor that shares the memory (views, and `detach()`),
-# whose number goes up by one at each in-place edit. A node that saves a tensor keeps the counter and
-# the number it had then (a `SavedTensor`: `version_counter`, `saved_version`). An inference tensor
-# (made in `inference_mode`) has no counter: `_version_counter` is `None`.
+# whose number, `version`, goes up by one at each in-place edit. A node that saves a tensor keeps
+# the counter and the number it had then (a `SavedTensor`: `version_counter`, `saved_version`). An
+# inference tensor (made in `inference_mode`) has no counter: `_version_counter` is `None`.
 #
-# 1. **The version bump.** `Tensor._mutate(self, storage_op, *args)` is the in-place edit autograd
-#    does not record (grad mode off, or nothing requires grad: optimizers' updates and `nn.init` go
-#    through it): run `storage_op(self._data, *args)`, then bump the counter. Bump *after* the kernel:
-#    an edit that fails (shapes that don't broadcast) changes nothing. An inference tensor has no
-#    counter: outside inference mode (`grad_mode.is_inference_mode_enabled()` is false) raise
-#    `RuntimeError(ERR_INFERENCE_INPLACE)`; inside, the edit is all. Return `self`. (Inference
-#    tensors come with exercise 5's `inference_mode`: until you write it no test can make one, so
-#    this exercise grades the counter and not this branch.)
-#    (`Tensor.detach` is given: a new tensor on the same storage, with no history, sharing `self`'s
-#    counter, so that editing the detached tensor is an edit the graph sees. You write it in exercise 5.)
-# 2. **The saved-version check.** `SavedTensor.unpack(self, node)` hands a saved tensor to `node`'s
-#    backward (and to `grad_fn._saved_*`): if the counter's number is no longer the one saved, let
-#    `_raise_modified` raise (it takes the node); otherwise return `self.tensor`, or, when it is
-#    `None` (the tensor was an output of `node`, saved without it to avoid a cycle),
-#    `self._output(node)`.
-#    `SavedTensor._raise_modified(self, node)` raises torch's error, `ERR_MODIFIED` with its four
-#    fields filled: `tensor` is `tensor_description(data)` of the saved tensor's storage, followed,
-#    when the tensor has a producer, by `", which is output {output_nr} of {op_name(producer)},"`; the
-#    producer of a saved output is `node` itself (its storage `self.data`, its number
-#    `self.output_nr`); of a saved input `self.tensor`, its `grad_fn` as it is now (None for a leaf)
-#    and its `_output_nr`. Then `version` (the number now), `saved` (the number at saving time) and
-#    `hint=anomaly_hint()`.
-# 3. **The leaf check.** `Tensor._inplace(self, function, storage_op, *args)` runs every in-place op
-#    (`add_`, `mul_`, `+=`, `x[i] = v`, ...). Autograd records the edit when grad mode is on
-#    (`grad_mode._state.grad_enabled`) and `self` or a tensor among `args` requires grad; otherwise
-#    it is a plain `_mutate` on storage (pass each tensor argument's `_data`). A recorded edit is
-#    checked in torch's order: when `self` is a view (`self._view` is not None), first
-#    `views.check_inplace(self)` (a view made under no_grad), then a base `self._view.base` that is
-#    a leaf requiring grad (`ERR_VIEW_OF_LEAF_INPLACE`); then `self` itself being a leaf that requires
-#    grad (`ERR_LEAF_INPLACE`). Otherwise `self._record_inplace(function, *args)` records it, and the
-#    version goes up by one, as after a plain edit. Return `self`.
+# **The contract.** What torch does, and your minigrad must do:
 #
-# The graded tests re-run the lesson's scenarios with PyTorch and with your minigrad. An error must
-# be of torch's type everywhere; its wording is graded once, in `test-error-message`.
+# - every in-place edit adds one to the version, recorded by autograd or not, under `no_grad`
+#   too; an out-of-place op bumps nothing; an edit that fails (shapes that don't broadcast)
+#   changes nothing, its version included;
+# - a node refuses to use a saved tensor whose version moved since it was saved (in backward, and
+#   when you read `grad_fn._saved_*`): `RuntimeError` with torch's message, `ERR_MODIFIED`, which
+#   names the tensor, the op that produced it (if any), the version now and the version saved.
+#   Versions are compared, not values: an edit undone is still two edits;
+# - an in-place edit that autograd would record is refused on a leaf that requires grad
+#   (`ERR_LEAF_INPLACE`) and on a view of one (`ERR_VIEW_OF_LEAF_INPLACE`); before either, a view
+#   made under `no_grad` is refused (`views.check_inplace`). A refused edit changes nothing.
+#
+# You write, keeping each stub's signature and docstring: `Tensor._mutate(self, storage_op, *args)`
+# (the edit autograd does not record), `SavedTensor.unpack(self, node)` and
+# `SavedTensor._raise_modified(self, node)` (the saved-version check and its error), and
+# `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: the leaf check).
+# `Tensor.detach` is given: a new tensor on the same storage, with no history, sharing `self`'s
+# counter, so that editing the detached tensor is an edit the graph sees (you write it in
+# exercise 5). Of minigrad's objects, the grader lets your code set only a counter's `version`.
+#
+# The graded checks re-run the lesson's scenarios with PyTorch and with your minigrad: versions
+# after in-place ops (`+=`, `x[0] = ...`, `zero_()`, under `no_grad` too), recorded edits, failed
+# edits, `nn.init`, SGD steps and gradient clipping; an edit through `detach()`, of a parameter
+# too; a saved tensor edited, then backward or `_saved_*` (seed 002's `self * other` with `self`
+# or `other` edited; the result of `exp` edited under `no_grad`, seed 000's point; an edit between
+# two backward passes; an edit undone); the leaf edits of seed 004 (`x += 1`, `x.mul_(2)`,
+# `x[0] = 5.`), an update under `no_grad` as optimizers do, edits of a non-leaf and of a leaf that
+# needs no grad, views made under `no_grad`, a view of a leaf, a view of a non-leaf; every error
+# word for word; seed 000's premise (a branch the loss does not use) and its small VQ model, whose
+# codebook is updated in place in forward or after backward, with grad mode on or off, with and
+# without a clone. An error must be of torch's type everywhere; its wording is graded in
+# `test-error-message`, and for the views made under `no_grad`.
+#
+# **Open:** how `_raise_modified` finds what the message names and puts it together (the words
+# are torch's, compared word for word), and how `_inplace` decides that autograd records the edit
+# and lays out its checks in code. Which error wins when two apply is torch's order, and is graded.
+# Each part has three hints, folded: open them one at a time, only when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -64,22 +68,158 @@ from minigrad.testing import check, graded, outcome
 
 # %% markdown
 # ## Part 1 — the version bump: `_mutate`
+# `Tensor._mutate(self, storage_op, *args)` is the in-place edit autograd does not record (grad
+# mode off, or nothing requires grad: optimizers' updates and `nn.init` go through it).
+# `storage_op(self._data, *args)` is the kernel that edits the storage. Bump the version, and
+# return `self`. An inference tensor has no counter: outside inference mode
+# (`grad_mode.is_inference_mode_enabled()` is false) editing it raises
+# `RuntimeError(ERR_INFERENCE_INPLACE)`; inside, the edit is all. (Inference tensors come with
+# exercise 5's `inference_mode`: until you write it no check can make one, so this exercise grades
+# the counter and not this branch.)
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Two things happen: the kernel edits the storage, and the counter goes up. The kernel may fail.
+# Which must come first?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Run the kernel first, then add one to `self._version_counter.version`: if the kernel raises,
+# nothing is bumped. When `self._version_counter` is `None` (an inference tensor) there is
+# nothing to bump; raise the error if inference mode is off, after the kernel, as torch does (the
+# values have changed when it raises).
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Run the kernel: `storage_op` on `self._data` and `args`.
+# - If `self` has no counter (`_version_counter` is `None`): raise `RuntimeError` with
+#   `ERR_INFERENCE_INPLACE` unless inference mode is on.
+# - Otherwise add one to the counter's `version`.
+# - Return `self`.
+#
+# </details>
 # %% part Tensor._mutate
 # %% locked plug-mutate
 _mutate = graded(_mutate)
 Tensor._mutate = _mutate
 # %% markdown
 # ## Part 2 — the saved-version check: `unpack` and `_raise_modified`
+# `SavedTensor.unpack(self, node)` hands a saved tensor to `node`'s backward (and to
+# `grad_fn._saved_*`). If the counter's number is no longer the one saved, `_raise_modified(node)`
+# raises; otherwise return `self.tensor`, or, when it is `None` (the tensor was an output of
+# `node`, saved without it to avoid a cycle), `self._output(node)`, which rebuilds it.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# The `SavedTensor` kept two things about versions when it was made. Which of them changes when
+# the tensor is edited in place, and which does not?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `self.version_counter` is the tensor's own counter, shared with every tensor on its memory, so
+# its `version` moves with each edit; `self.saved_version` is the number it had at saving time.
+# Compare them before anything else. Then give back the tensor: `self.tensor`, or
+# `self._output(node)` for a saved output.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - If the counter's `version` differs from `saved_version`: call `_raise_modified` with `node`.
+# - If `self.tensor` is not `None`, return it; otherwise return what `self._output(node)` rebuilds.
+#
+# </details>
 # %% part SavedTensor.unpack
 # %% locked plug-unpack
 unpack = graded(unpack)
 SavedTensor.unpack = unpack
+# %% markdown
+# ### `_raise_modified`
+# `SavedTensor._raise_modified(self, node)` raises torch's error, `ERR_MODIFIED` with its four
+# fields filled: `tensor` (the tensor, and the op that produced it if it has one), `version` (the
+# number now), `saved` (the number at saving time) and `hint` (`anomaly_hint()`). The checks
+# compare the message word for word: a saved leaf (no producer), a saved output of the node, and
+# saved non-leaves (the message names the op that made them, not the one that saved them).
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Print torch's message for `a * b` with `b` edited after the product, then for `a.exp()` with its
+# result edited. What does each name, and where does each piece come from in a `SavedTensor`?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# The `tensor` field is `tensor_description(data)` of the saved tensor's storage, followed, when
+# the tensor has a producer, by `", which is output {output_nr} of {op_name(producer)},"`. The
+# producer is named as it is *now*. For a saved output of `node` (`self.tensor` is `None`): the
+# storage `self.data`, the producer `node` itself, the number `self.output_nr`. For a saved input:
+# `self.tensor._data`, `self.tensor.grad_fn` (`None` for a leaf: then no producer part) and
+# `self.tensor._output_nr`.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Pick the storage, the producer and the output number: for a saved output (`self.tensor` is
+#   `None`), `self.data`, `node` and `self.output_nr`; for a saved input, the tensor's `_data`, its
+#   `grad_fn` and its `_output_nr`.
+# - The description: `tensor_description` of that storage; if there is a producer, append the
+#   "which is output ... of ..." part, with `op_name` of the producer.
+# - Raise `RuntimeError` with `ERR_MODIFIED` formatted with the description, the counter's
+#   `version` now, `saved_version`, and `anomaly_hint()`.
+#
+# </details>
 # %% part SavedTensor._raise_modified
 # %% locked plug-raise_modified
 _raise_modified = graded(_raise_modified)
 SavedTensor._raise_modified = _raise_modified
 # %% markdown
 # ## Part 3 — the leaf check: `_inplace`
+# `Tensor._inplace(self, function, storage_op, *args)` runs every in-place op (`add_`, `mul_`,
+# `+=`, `x[i] = v`, ...): `function` is the op autograd records, `storage_op` its kernel on
+# storage. An edit autograd does not record is a plain `_mutate`. A recorded edit passes torch's
+# checks, in torch's order, then `self._record_inplace(function, *args)` records it, and the
+# version goes up by one, as after a plain edit. Return `self`.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Two questions, in this order: does autograd record this edit at all? If it does, is the edit
+# allowed? Why would editing a leaf that requires grad be a problem once it is recorded?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Autograd records the edit when grad mode is on (`grad_mode._state.grad_enabled`) and `self` or a
+# tensor among `args` requires grad. Otherwise, `_mutate` on storage: pass each tensor argument's
+# `_data`, other arguments as they are. A recorded edit would give a leaf a `grad_fn`, and it would
+# stop being the leaf whose gradient you asked for: refuse it. A leaf that requires grad is one
+# with `_requires_grad` set and no `grad_fn`. When `self` is a view (`self._view` is not `None`),
+# the view checks come first: `views.check_inplace(self)` (a view made under `no_grad`), then its
+# base `self._view.base` being a leaf that requires grad. Then `self` itself.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Recording: grad mode on, and `self` or a tensor among `args` requires grad.
+# - Not recording: return `self._mutate(...)` with `storage_op` and the arguments, each tensor
+#   replaced by its `_data`.
+# - If `self` is a view: `views.check_inplace(self)`; then, if the view's base has
+#   `_requires_grad` set and no `grad_fn`, raise `RuntimeError` with `ERR_VIEW_OF_LEAF_INPLACE`.
+# - If `self` has `_requires_grad` set and no `grad_fn`: raise `RuntimeError` with
+#   `ERR_LEAF_INPLACE`.
+# - Record: `self._record_inplace(function, *args)`. Add one to the counter's `version`. Return
+#   `self`.
+#
+# </details>
 # %% part Tensor._inplace
 # %% locked plug-inplace
 _inplace = graded(_inplace)

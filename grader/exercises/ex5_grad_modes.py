@@ -9,24 +9,42 @@
 # the block ends, however it ends, `mode._exit()`; each mode's `_set()` switches to what it stands
 # for (`no_grad`'s sets `_state.grad_enabled = False`). As a decorator (`@minigrad.no_grad()`), a
 # mode runs each call of the function in a fresh mode made from `self._args` (what it was made with).
-# You write:
 #
-# 1. `_Mode._enter(self)` and `_Mode._exit(self)`: remember both switches on `self`, then call
-#    `self._set()`; on exit put back what was remembered. Blocks nest: leaving `no_grad` inside
-#    another `no_grad` must leave grad mode **off**. `set_grad_enabled` runs your `_enter` when it
-#    is made (so `minigrad.set_grad_enabled(False)` works as a plain call) and your `_exit` when it
-#    is used as a decorator, which must not stay switched.
-# 2. `inference_mode._set(self)`: `inference_mode()` (its `self._args` is `(True,)`) turns grad mode
-#    off and inference mode on; `inference_mode(False)` turns grad mode on and inference mode off.
-# 3. `Tensor.detach(self)`: a new tensor on the same memory (`self._data`) with no `grad_fn` and
-#    `requires_grad=False`, sharing the version counter (`self._version_counter`; an inference
-#    tensor has `None` there: keep the new tensor's own) and the inference flag (`_is_inference`).
-# 4. `train_step`: the training step given below leaks. Find what it keeps and fix it.
+# **The contract.** What torch does, and your minigrad must do:
 #
-# The graded tests run the same code with PyTorch and with your minigrad and compare what each
-# recorded; the leak is graded by **measuring** the bytes that graphs keep for backward after each
-# step (`minigrad.memory.saved_bytes()`; torch's through its saved-tensor hooks), not by reading
-# your code.
+# - inside `no_grad` ops record nothing; `enable_grad` switches recording back on;
+#   `set_grad_enabled(mode)` switches when it is made, so it works as a plain call too, and as a
+#   decorator it must not stay switched; `inference_mode()` turns grad mode off and inference mode
+#   on (what is made inside is an inference tensor), `inference_mode(False)` the reverse;
+# - blocks nest: leaving a block puts back the modes that were in force when it was entered, even
+#   when an exception leaves it. Leaving `no_grad` inside another `no_grad` leaves grad mode
+#   **off**;
+# - `t.detach()` is a new tensor on the same memory, out of the graph, sharing `t`'s version
+#   counter (an edit of either is seen by graphs that saved the other) and its inference flag;
+# - a training step that logs its losses keeps no graph alive once it is over.
+#
+# You write, keeping each stub's signature and docstring: `_Mode._enter(self)` and
+# `_Mode._exit(self)`, `inference_mode._set(self)`, `Tensor.detach(self)` and
+# `train_step(lib, model, batch, log)`. The grader lets your code set only these attributes of
+# minigrad's objects: `_state.grad_enabled` and `_state.inference`; a mode's `_was_grad_enabled`
+# and `_was_inference` (where `_enter` remembers the switches); a tensor's `_version_counter` and
+# `_is_inference`.
+#
+# The graded checks run the same code with PyTorch and with your minigrad and compare what each
+# recorded: `no_grad` and what comes after it, nested blocks of every kind, a block left by an
+# exception, `@no_grad()` on a recursive function, `nn.Linear` made under `no_grad`, one `no_grad`
+# object entered twice, the tutorial's backward on a loss computed under `no_grad` (seed 004, its
+# error word for word); `set_grad_enabled` as a call, a block and a decorator; `inference_mode`
+# inside and outside other modes, as a decorator, an inference tensor used after the block, and
+# version counters in inference mode; `detach()` (its flags, an in-place edit through it,
+# `x.detach() * x`, a leaf's detach, an inference tensor's detach); and the leak, graded by
+# **measuring** the bytes that graphs keep for backward after each step
+# (`minigrad.memory.saved_bytes()`; torch's through its saved-tensor hooks), not by reading your
+# code.
+#
+# **Open:** Part 4, the leak. Finding what the given step keeps, and how you stop it, is yours:
+# the checks compare only what is logged, the bytes kept after each step and the trained
+# parameters. Each part has three hints, folded: open them one at a time, only when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -64,6 +82,33 @@ def normal_mode():
 
 # %% markdown
 # ## Part 1 — entering and leaving a mode
+# `_enter` switches to this mode (with `self._set()`), and `_exit` puts back what was in force
+# before: both switches, grad mode and inference mode. `set_grad_enabled` runs your `_enter` when
+# it is made and your `_exit` when it is used as a decorator.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Should `_exit` switch grad mode on? Think of `no_grad` inside `no_grad`, and of `enable_grad`
+# inside `no_grad`.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `_exit` cannot know what to put back unless `_enter` wrote it down. Remember both switches as
+# they are on entry, on `self` (`self._was_grad_enabled`, `self._was_inference`): each mode object
+# keeps its own record, so blocks nest, and a decorator makes a fresh mode for each call, so
+# recursive calls each restore their own. Then switch with `self._set()`.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `_enter`: copy `_state.grad_enabled` into `self._was_grad_enabled` and `_state.inference` into
+#   `self._was_inference`; then call `self._set()`.
+# - `_exit`: copy them back, the other way round.
+#
+# </details>
 # %% part _Mode._enter
 # %% locked plug-enter
 _enter = graded(_enter)
@@ -226,6 +271,28 @@ check("@set_grad_enabled(False)", as_a_decorator)
 
 # %% markdown
 # ## Part 2 — `inference_mode`
+# `inference_mode._set(self)` switches to what the mode stands for: `inference_mode()` (its
+# `self._args` is `(True,)`) turns grad mode off and inference mode on; `inference_mode(False)`
+# turns grad mode on and inference mode off.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Compare with `no_grad`'s `_set`, which sets one switch. This one sets two, from one bool.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `self._args[0]` is the bool the mode was made with. Inference mode takes that value; grad mode
+# takes the opposite.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Set grad mode to the opposite of `self._args[0]`, and inference mode to `self._args[0]` itself.
+#
+# </details>
 # %% part inference_mode._set
 # %% locked plug-inference_mode
 _set = graded(_set)
@@ -314,6 +381,32 @@ check("inference_mode and version counters", inference_and_versions)
 
 # %% markdown
 # ## Part 3 — `detach`
+# `Tensor.detach(self)`: a new tensor on the same memory (`self._data`), with no `grad_fn` and
+# `requires_grad=False`, sharing the version counter (`self._version_counter`; an inference
+# tensor has `None` there: keep the new tensor's own) and the inference flag (`_is_inference`).
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# What must the new tensor share with `self`, and what must it not have?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `Tensor(storage)` makes a tensor with no history that requires no grad, and a version counter
+# of its own. Give it `self`'s counter instead, when `self` has one, so that an edit of either is
+# an edit of both; and copy `self._is_inference`, so that the detach of an inference tensor is one
+# too.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Make `out`, a `Tensor` on `self._data`.
+# - If `self` has a version counter, give `out` that same counter object.
+# - Copy `self`'s inference flag onto `out`. Return `out`.
+#
+# </details>
 # %% part Tensor.detach
 # %% locked plug-detach
 detach = graded(detach)
@@ -384,6 +477,35 @@ check("an inference tensor's detach", detach_of_an_inference_tensor)
 # numbers logged, with nothing kept after the step. Log Python numbers, as torch's run of the fixed
 # loop does. (The idiomatic validation is under `torch.no_grad()`, but graded code can't switch grad
 # modes; you don't need it here.)
+#
+# **Open:** what you change, and how. The checks compare the log, the bytes kept after each
+# step, and the trained parameters: 4 steps of one `Linear`, and, hidden, 6 steps of
+# `Linear-Tanh-Linear`.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Measure first (the free cell). Then ask: after a step, what still holds a reference to a graph?
+# Look at what the step puts in `log`.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Each logged loss is a tensor with a `grad_fn`: as long as `log` holds it, its graph lives. The
+# training loss's graph has run backward, which freed what its nodes saved; the validation loss's
+# graph never runs backward, so its nodes keep their saved tensors, one graph more every step.
+# Log numbers instead (`.item()`): nothing in `log` then holds a graph, and each one goes when the
+# step ends.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - The same steps as `leaky_train_step`: forward, loss, `backward`, `sgd_step`.
+# - Log the training loss as a number (`.item()`) instead of the tensor.
+# - Compute the validation loss as before, and log it as a number too.
+#
+# </details>
 # %% locked given
 def sgd_step(lib, model, lr=0.1):
     """optimizer.step() and zero_grad() of plain SGD, written out: each parameter that got a gradient

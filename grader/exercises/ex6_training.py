@@ -5,21 +5,53 @@
 #
 # `loss.backward()` **adds** each parameter's gradient to `param.grad`; `optimizer.step()` moves the
 # parameters along `param.grad`; `optimizer.zero_grad()` forgets the gradients before the next
-# backward. You write the two pieces of `minigrad.optim` a training loop leans on, then use them:
+# backward. You write the two pieces of `minigrad.optim` a training loop leans on, then use them.
 #
-# 1. `SGD._update(self, param, grad, group)`: one parameter's SGD step, with momentum, dampening,
-#    weight decay, Nesterov momentum and `maximize`, exactly as torch's `SGD` computes it.
-# 2. `Optimizer.zero_grad(self, set_to_none=True)`: forget the gradients — `None`, or zeros in place.
-# 3. `fit(...)`: the training loop, on scikit-learn's digits (8x8 images of handwritten digits), and
-#    settings of your choice that reach 95% accuracy on digits the model never trained on.
-# 4. `fixed_fit(...)`: a loop whose loss falls, then climbs: find why, and fix it.
+# ### The contract
 #
-# The graded tests run the same scenarios with PyTorch (`torch.optim.SGD`, from the same initial
-# weights) and with your minigrad, and compare parameters, momentum buffers, gradients and every
-# step's loss. They train in float64, so that only real differences count: an update written with
-# different but equivalent arithmetic rounds differently in the last bits, and after a hundred
-# steps float32 would show it. Parts 3 and 4 train with your `SGD` and `zero_grad`: finish parts 1
-# and 2 first.
+# Your `SGD` and `zero_grad` must do what `torch.optim.SGD` and `Optimizer.zero_grad` do, and your
+# loops must train as torch's do. The graded tests run the same scenarios with PyTorch (from the same
+# initial weights) and with your minigrad, and compare:
+#
+# * **SGD steps** (`test-sgd`, `test-sgd-options`). A small model (its last bias frozen: no gradient,
+#   no update) takes three SGD steps (hidden: six, on the GPU when there is one) with `lr` alone, with
+#   momentum, dampening, weight decay, Nesterov momentum, `maximize`, their mixes, and (hidden) two
+#   parameter groups. After each step: the parameters, the momentum buffers (a reference kept to a
+#   buffer sees the later steps) and each parameter's version (how many in-place edits it had).
+# * **What a step edits** (`test-sgd-in-place`). A step between a forward and its backward makes that
+#   backward fail, as in torch (the step edited a weight the graph saved). Hidden: a step reads
+#   `param.grad` and never edits it, and the momentum buffer is a tensor of its own.
+# * **`zero_grad`** (`test-zero-grad`, `test-zero-grad-and-step`). Between two backward passes, with
+#   a reference kept to the old gradient: what `param.grad` is after `zero_grad`, after the next
+#   backward, and what became of the kept tensor. Then a step after `zero_grad`, with momentum and
+#   weight decay. Hidden: parameters without a gradient (frozen, or unused by the loss), and a
+#   gradient that has a `grad_fn` or requires grad.
+# * **Training** (`test-fit`, `test-target`, `test-fixed`). Your `fit` on scikit-learn's digits (8x8
+#   images of handwritten digits): every step's loss, the trained parameters, the test accuracy
+#   (hidden: on the GPU, a smaller last batch, `Adam`). Your settings must reach 95% accuracy on
+#   digits the model never trained on. Your `fixed_fit` must train as the fixed loop does in torch.
+#
+# They train in float64, so that only real differences count: an update written with different but
+# equivalent arithmetic rounds differently in the last bits, and after a hundred steps float32 would
+# show it. A check passes when the numbers agree to about six significant digits.
+#
+# ### What you write
+#
+# 1. `SGD._update(self, param, grad, group)`: one parameter's SGD step.
+# 2. `Optimizer.zero_grad(self, set_to_none=True)`: forget the gradients: `None`, or zeros in place.
+# 3. `fit(model, optimizer, loss_fn, x, y, epochs, batch_size)`, and four settings: `LR`,
+#    `MOMENTUM`, `BATCH_SIZE`, `EPOCHS`.
+# 4. `fixed_fit(lib, model, x, y, steps, batch_size)`: a loop whose loss falls, then climbs: find
+#    why, and fix it.
+#
+# Parts 3 and 4 train with your `SGD` and `zero_grad`: finish parts 1 and 2 first.
+#
+# ### What is yours to decide
+#
+# The parts are open in different ways. Part 1: the update must be torch's, but which ops you write it
+# with is yours. Part 3: where the loop forgets the gradients, and all four settings. Part 4: finding
+# the bug, and how you fix it. Each part says what it must do; its hints open on demand: a nudge, then
+# the idea, then the pseudocode.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -70,12 +102,44 @@ def accuracy(lib, model, x, y):
 
 
 # %% markdown
-# ## Part 1 — `SGD._update`
+# ## Part 1 — `SGD._update` (open: the ops)
 #
 # `optimizer.step()` (given, in `Optimizer`) calls `self._update(param, param.grad, group)` for every
 # parameter that has a gradient, **with grad mode off**, so in-place edits of parameters are allowed
 # and record nothing. `group` is the parameter's group: a dict with `"lr"`, `"momentum"`,
-# `"dampening"`, `"weight_decay"`, `"nesterov"`, `"maximize"`. Torch's SGD does, in this order:
+# `"dampening"`, `"weight_decay"`, `"nesterov"`, `"maximize"`. `self.state[param]` is a dict kept
+# between steps (empty at first).
+#
+# Your `_update` must compute what torch's `SGD` computes, for every mix of these options, and:
+#
+# * move the parameter **in place** (the model holds this very tensor), once per step;
+# * keep the momentum buffer in `self.state[param]["momentum_buffer"]`: one tensor for the whole
+#   run, edited in place at each step, never `param.grad` itself;
+# * never edit `grad` in place: it is `param.grad`.
+#
+# Which ops you write it with is up to you: new tensors or in-place edits, `add(other, alpha=k)` or
+# `*` and `+`. In float64, equivalent arithmetic passes the tests.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# torch's documentation of `torch.optim.SGD` prints its algorithm, line by line, and the lesson's
+# section 3 runs it by hand. Two details decide most of the tests: what the buffer holds after the
+# first step, and at which point `maximize` flips the sign.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Build the direction step by step from the gradient: flip it to maximize, then add the weight decay,
+# then, with momentum, replace it by the buffer (or, with Nesterov, the gradient plus the momentum
+# times the buffer). At the first step the buffer **is a copy of the gradient**: no dampening, no
+# zeros first. Each op that makes a new tensor leaves `param.grad` alone.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# Torch's SGD does, in this order:
 #
 # 1. `maximize`: use `-grad` instead of `grad` (to climb the function instead of descending it).
 # 2. `weight_decay` λ ≠ 0: `grad = grad + λ·param` (after the negation: the decay still pulls the
@@ -87,10 +151,11 @@ def accuracy(lib, model, x, y):
 #    `grad + μ·buf`.
 # 4. `param = param - lr·direction`, **in place** (the model holds this very tensor).
 #
-# Write it with minigrad's ops — the ones torch's SGD uses, so your numbers round as torch's do:
-# `grad.add(other, alpha=k)` (`grad + k·other`, a new tensor), `-grad`, `t.clone().detach()` (a
-# copy), and in place `t.mul_(k)` and `t.add_(other, alpha=k)` (each returns `t`, so they chain).
-# Never edit `grad` itself in place: it is `param.grad`.
+# The ops torch's SGD uses (so your numbers round as torch's do): `grad.add(other, alpha=k)`
+# (`grad + k·other`, a new tensor), `-grad`, `t.clone().detach()` (a copy), and in place `t.mul_(k)`
+# and `t.add_(other, alpha=k)` (each returns `t`, so they chain).
+#
+# </details>
 # %% part SGD._update
 # %% locked plug-SGD-update
 _update = graded(_update)
@@ -204,18 +269,43 @@ check("the gradient is read, not edited (maximize, weight decay)", gradient_unto
 # %% markdown
 # ## Part 2 — `Optimizer.zero_grad`
 #
-# For every parameter of every group that has a gradient (skip those whose `param.grad` is `None`):
+# For every parameter of every group that has a gradient (a parameter whose `param.grad` is `None`
+# is left alone):
 #
 # * `set_to_none=True` (torch's default): the gradient becomes `None`. The next backward makes a new
 #   tensor.
-# * `set_to_none=False`: keep the tensor and zero it in place, `grad.zero_()`. First make sure the
-#   zeroing is not recorded: a gradient made by a graph (it has a `grad_fn`, after
-#   `backward(create_graph=True)`) is cut from it with `grad.detach_()`; otherwise
-#   `grad.requires_grad_(False)`.
+# * `set_to_none=False`: the same tensor stays, holding zeros, and the next backward adds to it. The
+#   zeroing must not be recorded: afterwards the gradient has no `grad_fn` and does not require grad.
 #
 # The difference shows in a tensor you kept (`g = w.grad`): `None` leaves it alone, zeroing edits
 # it. And in `step()`: it skips a parameter whose gradient is `None`, but with zeros it still runs the
-# update — momentum and weight decay move the parameter.
+# update: momentum and weight decay move the parameter.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# The parameters live in `self.param_groups`: a list of dicts, each with its `"params"`. Before you
+# zero a gradient in place, ask what a gradient made by `backward(create_graph=True)` is: the output
+# of a graph.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `None` is one assignment. Zeros are an in-place edit: first cut the gradient from any graph, so
+# that the edit is not recorded, then zero it.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# For each group in `self.param_groups`, for each parameter in its `"params"`:
+#
+# 1. A parameter whose gradient is `None`: skip it.
+# 2. With `set_to_none`: the parameter's `.grad` becomes `None`.
+# 3. Otherwise: a gradient made by a graph (it has a `grad_fn`) is cut from it with `detach_()`;
+#    any other gradient gets `requires_grad_(False)`. Then zero it in place with `zero_()`.
+#
+# </details>
 # %% part Optimizer.zero_grad
 # %% locked plug-zero_grad
 zero_grad = graded(zero_grad)
@@ -289,13 +379,40 @@ check("zero_grad(), then step()", zero_grad_then_step, True)
 check("zero_grad(set_to_none=False), then step()", zero_grad_then_step, False)
 
 # %% markdown
-# ## Part 3 — the training loop
+# ## Part 3 — the training loop (open)
 #
 # Write `fit`: `epochs` passes over `(x, y)` in order, in batches of `batch_size` rows
-# (`x[start:start + batch_size]`; the last batch may be smaller). For each batch: forget the old
-# gradients, compute the loss, backward, step. Return every step's loss **as a Python float**
-# (`loss.item()`): a list of loss tensors would keep every step's graph alive. `fit` must work with
-# either library: use only what it is given.
+# (`x[start:start + batch_size]`; the last batch may be smaller). Each batch is one step: a forward,
+# a backward of the loss, a step of the optimizer, with no gradient left over from an earlier batch.
+# Return every step's loss **as a Python float**. `fit` must work with either library: use only what
+# it is given. How you write the loop, and where in it you forget the old gradients, is up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# The test compares every step's loss with torch's: the batches must come in the same order, one
+# step each. Think about what a list of loss tensors would keep alive.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Two loops: epochs, then batch starts `0, batch_size, 2·batch_size, ...` up to `len(y)`. The
+# gradients must be forgotten between two backward passes: before each forward, or after each step.
+# `loss.item()` gives a float; a list of loss tensors would keep every step's graph alive.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. Start an empty list of losses.
+# 2. For each epoch, for each batch start from 0 to `len(y)` in steps of `batch_size`:
+#    - forget the old gradients (`optimizer.zero_grad()`);
+#    - the loss of the model's output on the batch's rows against their labels (`loss_fn`);
+#    - backward of that loss, then a step of the optimizer;
+#    - append the loss as a float (`.item()`).
+# 3. Return the list.
+#
+# </details>
 # %% answer fit
 def fit(model, optimizer, loss_fn, x, y, epochs, batch_size):
     """Train ``model`` on ``(x, y)``; return the loss of every step, as floats."""
@@ -316,8 +433,31 @@ fit = graded(fit)
 # Now choose the settings: the model `mlp(minigrad)`, trained by your `fit` with
 # `SGD(model.parameters(), lr=LR, momentum=MOMENTUM)`, `EPOCHS` passes in batches of `BATCH_SIZE`,
 # must reach at least 95% accuracy on the 397 test digits, in at most 150 steps (a step is one
-# batch). Define the four constants in the next cell. Try `LR = 0.01`, `MOMENTUM = 0.0` first, and
-# look at the losses and `accuracy(minigrad, model, x_test, y_test)` in the free cell below it.
+# batch). Define the four constants in the next cell. Any values that reach the target pass.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Try `LR = 0.01`, `MOMENTUM = 0.0` first, and look at the losses and
+# `accuracy(minigrad, model, x_test, y_test)` in the free cell below.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# 150 steps is not many: 1400 training images in batches of 100 is 14 steps an epoch, so about ten
+# epochs. With so few steps, each must go further: a larger learning rate, and momentum, which keeps
+# going in the direction of the last steps.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. Fix `BATCH_SIZE` and `EPOCHS` so that `EPOCHS · ceil(1400 / BATCH_SIZE)` is at most 150.
+# 2. Raise `LR` by about three times at each try while the loss still falls smoothly.
+# 3. Add momentum (0.5, then 0.9) and lower `LR` if the loss jumps about.
+# 4. Stop when the test accuracy is above 0.95.
+#
+# </details>
 # %% answer settings
 # LR, MOMENTUM, BATCH_SIZE, EPOCHS: at least 95% test accuracy in at most 150 steps.
 ### BEGIN SOLUTION
@@ -366,13 +506,12 @@ def reaches_the_target(lib):
 check("your LR, MOMENTUM, BATCH_SIZE and EPOCHS", reaches_the_target)
 
 # %% markdown
-# ## Part 4 — a loop whose loss diverges
+# ## Part 4 — a loop whose loss diverges (open)
 #
 # `broken_fit` fine-tunes the model with two optimizers: the first layer (`model[0]`, the "body")
 # at half the learning rate of the last (`model[2]`, the "head"). Its loss falls faster than
 # a correct loop's at first — then, after about 50 steps, it climbs and never comes back down. Run it and
-# find out why: the lesson's tools help (print each parameter's gradient norm after
-# `backward()`, and compare it with the gradient of this batch's loss alone).
+# find out why.
 # %% locked broken
 def broken_fit(lib, model, x, y, steps, batch_size):
     """Fine-tuning: the body learns at 0.05, the head at 0.1, both with momentum 0.9."""
@@ -398,7 +537,30 @@ def broken_fit(lib, model, x, y, steps, batch_size):
 # losses = broken_fit(minigrad, model, x_train, y_train, 140, 100)
 # [round(loss, 2) for loss in losses[::10]]
 # %% markdown
-# Write `fixed_fit`: the same loop, the same two optimizers and learning rates, without the bug.
+# Write `fixed_fit`: the same loop, with the same learning rates and momentum, without the bug. The
+# test compares every step's loss and the trained parameters with the fixed loop run in torch. What
+# the bug is, and how you fix it, is yours to find.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# The lesson's tools help: print each parameter's gradient norm after `backward()`, and compare it
+# with the gradient of this batch's loss alone.
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `backward()` adds to `.grad`. Look at which gradients the loop forgets before each backward, and
+# which it never forgets: those grow with every step, and momentum carries them further.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# The same loop as `broken_fit`, with one line more: each step forgets the gradients of **both**
+# optimizers (`body.zero_grad()` and `head.zero_grad()`) before its forward.
+#
+# </details>
 # %% answer fixed_fit
 def fixed_fit(lib, model, x, y, steps, batch_size):
     """``broken_fit`` without the bug."""

@@ -10,20 +10,54 @@
 # from the backward — and compares them. You write its core, then the tutorial's two Functions, and
 # your gradcheck judges them.
 #
-# 1. **gradcheck's core**, in three functions of `minigrad.autograd.gradcheck` (the rest — checking
-#    the inputs, the float32 warning, backward fed zeros, `raise_exception` — is given):
-#    `_numerical_jacobians` (central differences), `_jacobians_from_backward` (backward with one-hot
-#    gradients) and `_check_jacobians` (the comparison, and torch's error when they differ).
-# 2. **`StableLogSumExp`**: log(sum(exp(x))) over a dimension, without overflow, as
-#    `torch.logsumexp` — including the rows where the tutorial's version gives nan.
-# 3. **`StraightThroughEstimator`**: the tutorial's quantizer, whose backward passes the gradient
-#    through unchanged. gradcheck rejects it — by design — and yours must too.
+# ### The contract
 #
-# The graded tests are torch's verdicts: the same functions (correct ones, and ones with
-# deliberately wrong backwards) go through `torch.autograd.gradcheck` and through
-# `minigrad.autograd.gradcheck` with your core, and must pass or fail alike. Your Functions are
-# compared with what torch computes for the same thing: `torch.logsumexp`, and the
-# straight-through idiom `x + (q - x).detach()`.
+# `minigrad.autograd.gradcheck`, with your core, must give `torch.autograd.gradcheck`'s verdict on
+# the same function: `True`, or `GradcheckError` with torch's message, word for word. Your Functions
+# must compute what torch computes for the same thing: `torch.logsumexp`, and the straight-through
+# idiom `x + (q - x).detach()`. The graded tests run each scenario through torch and through
+# minigrad, and compare:
+#
+# * **Finite differences** (`test-numerical`). `x * x` with `eps=1e-3` (central differences pass,
+#   one-sided ones would not), and the input after gradcheck: the same values, and a version counter
+#   that never moved. Hidden: a transposed (non-contiguous) input, an integer mask and a weight before
+#   the input that requires grad, an output that is a view of the input, `eps=1e-6`.
+# * **Backward's Jacobians** (`test-analytical`). `a @ b` (Jacobians that are not square) and
+#   `(x * y).tanh()`. Hidden: an input the function ignores, `x @ m` with `m` not symmetric, several
+#   outputs, one of them `max`'s integer indices.
+# * **Verdicts on wrong backwards** (`test-wrong-backwards`). Custom Functions whose backward is right,
+#   has the wrong sign, forgets a factor, or is off by just under or just over the tolerance. Hidden:
+#   two inputs with one gradient wrong, a second output wrong, on the GPU when there is one.
+# * **The error message** (`test-mismatch-message`), word for word, naming the output and the input,
+#   each counted among those that require grad.
+# * **`StableLogSumExp`** (`test-lse`, `test-lse-gradcheck`). Values and gradients: the tutorial's
+#   `randn(3, 10)`, values near 1000, a fully masked row (all `-inf`); torch's gradcheck of
+#   `torch.logsumexp` against your gradcheck of your Function. Hidden: over dim 0, a row holding
+#   `inf`, float32, 3-D tensors over dims 1, -1 and -3, on the GPU, and `gradgradcheck` (the
+#   backward's own backward).
+# * **`StraightThroughEstimator`** (`test-ste`). Values and gradients with 8 and 2 bits, and
+#   gradcheck rejects it. Hidden: `num_bits` left at its default, 3 bits on [0, 1].
+#
+# ### What you write
+#
+# 1. **gradcheck's core**, three functions of `minigrad.autograd.gradcheck` (the rest — checking the
+#    inputs, the float32 warning, backward fed zeros, `raise_exception` — is given):
+#    `_numerical_jacobians(func, inputs, func_out, positions, eps)`,
+#    `_jacobians_from_backward(inputs, output)` and
+#    `_check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol)`.
+# 2. **`StableLogSumExp`**, a `Function`: `apply(x, dim)` is log(sum(exp(x))) over `dim`, without
+#    overflow, as `torch.logsumexp` — including the rows where the tutorial's version gives nan.
+# 3. **`StraightThroughEstimator`**, a `Function`: `apply(x, num_bits=8)`, the tutorial's quantizer,
+#    whose backward passes the gradient through unchanged. gradcheck rejects it — by design — and yours
+#    must too.
+#
+# ### What is yours to decide
+#
+# Parts 1a, 1b, 1c and 2 are open: how you visit the input's elements, how you make the one-hot
+# gradients, the order of the loops and when each Jacobian is computed, and what `StableLogSumExp`
+# saves for its backward. The docstrings in the stubs say how the reference does it; any way that
+# meets the contract passes. Each part says what it must do; its hints open on demand: a nudge, then
+# the idea, then the pseudocode.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -49,60 +83,150 @@ GRADCHECK = importlib.import_module("minigrad.autograd.gradcheck")  # the module
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
 
 # %% markdown
-# ## Part 1a — `_numerical_jacobians`: the Jacobian from the forward alone
+# ## Part 1a — `_numerical_jacobians`: the Jacobian from the forward alone (open)
 #
-# For each input that requires grad (`_requiring_grad(inputs)`) and each of its elements: move the
-# element by `-eps`, call `func(*inputs)`, move it to `+eps`, call again, put it back. Row r of the
-# Jacobian is `(f(x + eps) - f(x - eps)) / (2 * eps)` — a **central** difference: its error shrinks
-# like eps², where the one-sided `(f(x + eps) - f(x)) / eps` errs by about eps times the second
-# derivative. `_output_values(func, inputs)` calls func and copies its outputs' storage (an output
-# may share memory with the input you are moving); `_central_difference(before, after, eps, index)`
-# gives one row (and torch's error if func changed shape or dtype).
+# Return, for each input that requires grad (`_requiring_grad(inputs)`, in order), a list holding one
+# Jacobian per output at `positions` (indices into `func_out`, what `func(*inputs)` returned). Each
+# Jacobian is a storage tensor (a plain torch tensor) of shape `(input elements, output elements)`,
+# made like its output (`out._data.new_zeros(...)`). Row r is the **central** difference
+# `(f(x + eps) - f(x - eps)) / (2 * eps)`, with the input's element r moved by `eps`, the elements
+# counted in the order `reshape(-1)` lists them. Afterwards every input holds what it held, and its
+# version counter never moved. It must work for an input that is not contiguous, and for an output
+# that shares memory with the input.
 #
-# Move the element **in the input's storage** (`inp._data`), in place, as torch moves
-# `input.data`: func sees the change through the very tensor it was given, and the input's version
-# counter does not move. `itertools.product(*map(range, data.shape))` lists every element's index
-# tuple in the order `reshape(-1)` lists the elements; `data[index]` is that element, a view you
-# can `copy_` into — also when the input is not contiguous (a `reshape(-1)` of it would be a copy).
-# Return one list per input, holding one Jacobian per output at `positions`: a storage tensor of
-# shape `(input elements, output elements)` made like the output (`out._data.new_zeros(...)`).
+# Given: `_output_values(func, inputs)` calls `func` and copies its outputs' storage;
+# `_central_difference(before, after, eps, index)` gives one row (and torch's error if `func` changed
+# shape or dtype). How you visit the elements is up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# How does torch move an element without the move being recorded, or counted as an in-place edit?
+# And which index of an element comes r-th in `reshape(-1)`'s order, when the input is not
+# contiguous?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Move the element **in the input's storage** (`inp._data`), in place, as torch moves `input.data`:
+# `func` sees the change through the very tensor it was given, and the input's version counter does
+# not move. A central difference errs like eps², where the one-sided `(f(x + eps) - f(x)) / eps`
+# errs by about eps times the second derivative. Copy the outputs before the next move: an output may
+# share memory with the input you are moving (`_output_values` does that).
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# For each input that requires grad, and its storage `inp._data`:
+#
+# 1. One Jacobian of zeros per position k, of shape (the input's element count, output k's element
+#    count), made by `new_zeros` on output k's storage.
+# 2. For each row r and its index tuple, in `reshape(-1)`'s order:
+#    `itertools.product(*map(range, inp._data.shape))` lists every element's index tuple in that order, and
+#    `enumerate` numbers them. The storage indexed by that tuple is the element: a view you can
+#    `copy_` into (also when the input is not contiguous, where a `reshape(-1)` would be a copy).
+#    - Keep a copy of the element's value. Set the element to the value minus `eps` and call
+#      `_output_values(func, inputs)`: the outputs before. Set it to the value plus `eps` and call it
+#      again: the outputs after. Put the value back.
+#    - For each position k, row r of its Jacobian is `_central_difference` of output k's before and
+#      after, with `eps` and the index.
+# 3. Return one list of Jacobians per input.
+#
+# </details>
 # %% part _numerical_jacobians
 # %% locked plug-numerical
 _numerical_jacobians = graded(_numerical_jacobians)
 GRADCHECK._numerical_jacobians = _numerical_jacobians
 # %% markdown
-# ## Part 1b — `_jacobians_from_backward`: the Jacobian from the backward
+# ## Part 1b — `_jacobians_from_backward`: the Jacobian from the backward (open)
 #
-# Backward never builds a Jacobian: it computes a **vector-Jacobian product**. Given the gradient
-# of the loss with respect to the output, `v` (grad_output), it returns the gradient with respect to
-# each input: `J @ v`, with `J` laid out as above (a row per input element). Feed it a one-hot `v`
-# — 1 at output element j, 0 elsewhere — and it returns column j of every input's Jacobian.
+# Return `output`'s Jacobian with respect to each tensor in `inputs` (those that require grad): for
+# each input, a storage tensor of shape `(input elements, output elements)`, made like the input
+# (`inp._data.new_zeros(...)`). An input that backward does not reach has a Jacobian of zeros.
 #
-# Call `api.grad([output], inputs, [grad_output], retain_graph=True, allow_unused=True)` (that is
-# `minigrad.autograd.grad`): `retain_graph`, since you run backward through the same graph once per
-# output element; `allow_unused`, since an input backward does not reach gets None (its column
-# stays zeros). `constant(storage)` wraps a storage tensor as a minigrad tensor that needs no grad.
+# Backward never builds a Jacobian: it computes a **vector-Jacobian product**. Given the gradient of
+# the loss with respect to the output, `v` (grad_output), it returns the gradient with respect to each
+# input: `J @ v`, with `J` laid out as above (a row per input element). How you make the `v`s and
+# collect the columns is up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Which `v` makes `J @ v` give you one column of `J`?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Feed backward a one-hot `v` — 1 at output element j, 0 elsewhere — and it returns column j of every
+# input's Jacobian. One backward per output element, through the same graph.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. One Jacobian of zeros per input, of shape (the input's element count, the output's), made by
+#    `new_zeros` on the input's storage.
+# 2. For each output element j:
+#    - a one-hot storage tensor shaped like the output (zeros made from the output's storage, 1 at
+#      element j, viewed in the output's shape), wrapped by `constant(storage)` (a minigrad tensor
+#      that needs no grad);
+#    - `api.grad([output], inputs, [grad_output], retain_graph=True, allow_unused=True)` (that is
+#      `minigrad.autograd.grad`): `retain_graph`, since you run backward through the same graph once
+#      per output element; `allow_unused`, since an input backward does not reach gets `None` (its
+#      column stays zeros);
+#    - column j of each input's Jacobian is its gradient's storage, `grad._data.reshape(-1)`.
+# 3. Return the Jacobians.
+#
+# </details>
 # %% part _jacobians_from_backward
 # %% locked plug-backward
 _jacobians_from_backward = graded(_jacobians_from_backward)
 GRADCHECK._jacobians_from_backward = _jacobians_from_backward
 # %% markdown
-# ## Part 1c — `_check_jacobians`: the verdict
+# ## Part 1c — `_check_jacobians`: the verdict (open)
 #
-# `outputs` are the outputs that require grad; `positions` says where they sit in `func_out` (an
-# integer output — `max`'s indices — has no gradient and is skipped). Compute the numerical
-# Jacobians once (your Part 1a), then for each output i its analytical ones
-# (`_analytical_jacobians(inputs, output, nondet_tol)`: your Part 1b, run twice, as torch does, to
-# catch a backward that gives different numbers each time) and compare each input j's pair:
-# close means **every** entry within `atol + rtol * |numerical|` —
-# `torch.allclose(analytical, numerical, rtol, atol)` (its `rtol` scales its *second* argument).
-# An output of another dtype than its input gives Jacobians of two dtypes: compare in
-# `torch.promote_types(a.dtype, n.dtype)`. When a pair differs, raise torch's error, word for word:
+# `outputs` are the outputs of `func_out` that require grad, in order (an integer output — `max`'s
+# indices — has no gradient and is skipped). For each output i and each input j (both counted among those that require grad), compare the
+# numerical Jacobian (your Part 1a) with the analytical one
+# (`_analytical_jacobians(inputs, output, nondet_tol)`, given: your Part 1b, run twice, as torch does,
+# to catch a backward that gives different numbers each time). Return nothing when every pair is
+# close. When a pair differs, raise torch's error, word for word:
 #
 #     GradcheckError(f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
 #                    f"numerical:{n}\nanalytical:{a}\n")
 #
-# with i and j counted among the outputs and inputs that require grad.
+# Torch looks at the outputs in order and, for each, at the inputs in order, and raises at the first
+# pair that differs. The order of your loops, and when you compute each Jacobian, are up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Close means **every** entry of the analytical Jacobian within `atol + rtol * |numerical|` of the
+# numerical one. Which of the two does `rtol` scale? And what if the two Jacobians have different
+# dtypes?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `torch.allclose(analytical, numerical, rtol, atol)` is the test: its `rtol` scales its *second*
+# argument. An output of another dtype than its input (`x.float()`) gives Jacobians of two dtypes:
+# compare in `torch.promote_types(a.dtype, n.dtype)`. One pass of finite differences serves every
+# output (each move of an input moves every output): compute the numerical Jacobians once.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. The positions: the indices k of `func_out` whose output requires grad.
+# 2. The numerical Jacobians, once, for all those positions (your Part 1a).
+# 3. For each output i: its analytical Jacobians (`_analytical_jacobians`). For each input j, `a` is
+#    its analytical Jacobian and `n` the numerical one of input j and output i:
+#    - the dtype to compare in is `torch.promote_types` of their two dtypes;
+#    - convert both to it (`n` to `a`'s device too), and if `torch.allclose(a, n, rtol, atol)` is
+#      false, raise the `GradcheckError` above.
+#
+# </details>
 # %% part _check_jacobians
 # %% locked plug-check
 _check_jacobians = graded(_check_jacobians)
@@ -320,22 +444,55 @@ check("the error of x * x with a wrong sign, word for word", checked_square, lam
 check("the error naming output 1 and input 1, word for word", mismatch_named, message=True)
 
 # %% markdown
-# ## Part 2 — `StableLogSumExp`
+# ## Part 2 — `StableLogSumExp` (open)
 #
-# The tutorial's Function (the lesson's first section): forward shifts each row by its max m and
-# computes `m + log(sum(exp(x - m)))` over `dim`; backward returns `grad_output` times the softmax
-# of x over `dim`. Where the tutorial's version goes wrong, yours must do what `torch.logsumexp`
-# does:
-#
-# * a row of `-inf` (a fully masked row) has max -inf, and `-inf - -inf` is nan: the tutorial
-#   returns nan where torch returns -inf; a row holding `inf` gives nan where torch gives inf. Shift
-#   such rows by 0 instead (`m.masked_fill(m.abs() == math.inf, 0)`): exp(-inf) is 0, and log(0)
-#   is -inf.
+# `StableLogSumExp.apply(x, dim)` must give what `torch.logsumexp(x, dim)` gives, and the same
+# gradient: a row of n values of 1000 gives 1000 + log n (not `inf`), a row of `-inf` (a fully
+# masked row) gives `-inf`, a row holding `inf` gives `inf`; and gradcheck and gradgradcheck must pass. The
+# tutorial's Function (the lesson's first section) shifts each row by its max; it gives nan on those
+# last two rows. What you save for backward, and how backward computes the gradient, are up to you.
 #
 # Remember what forward gets and backward returns: forward runs on minigrad tensors with grad mode
 # off; save what backward needs with `ctx.save_for_backward(...)`, keep `dim` (not a tensor) as an
 # attribute of `ctx`; `grad_output` has one dimension fewer than x (`unsqueeze` it back to
-# broadcast); return one gradient per forward argument — None for `dim`.
+# broadcast); return one gradient per forward argument — `None` for `dim`. For gradgradcheck,
+# write backward with minigrad's ops on what forward saved. The inputs, and the very tensor forward
+# returns, carry their graph into the backward's own backward; a tensor made along the way inside
+# forward is a constant there. That is right only where the gradient does not depend on it: for the
+# shift by the max, yes (the softmax does not change when the shift moves); for the result before
+# its last `squeeze`, no.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Work out the tutorial's forward by hand on a row of `-inf`: which operation gives nan? What would
+# `torch.logsumexp` want there instead?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# The shift by the row's max m keeps exp from overflowing. A row whose max is infinite must be
+# shifted by 0 instead: exp(-inf) is 0, and log(0) is -inf. The gradient of log-sum-exp is the
+# softmax of x over `dim`, times grad_output.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# Forward:
+#
+# 1. `ctx.dim = dim`; `m = x.max(dim=dim, keepdim=True).values`, then
+#    `m = m.masked_fill(m.abs() == math.inf, 0)`.
+# 2. Save `x` and `m`; return `m + log(sum(exp(x - m)))` over `dim` (`keepdim=True`, then
+#    `squeeze(dim)`).
+#
+# Backward:
+#
+# 1. From the saved `x` and `m`: the softmax of x over `ctx.dim`, `exp(x - m)` divided by its sum
+#    over `ctx.dim` (`keepdim=True`).
+# 2. Return `grad_output`, unsqueezed at `ctx.dim`, times that softmax; and `None` for `dim`.
+#
+# </details>
 # %% part StableLogSumExp
 # %% locked plug-lse
 StableLogSumExp = graded(StableLogSumExp)
@@ -428,15 +585,35 @@ check("gradgradcheck: the backward's own backward", lse_checked, (2, 3), 1, True
 # %% markdown
 # ## Part 3 — `StraightThroughEstimator`
 #
-# The tutorial's quantizer: forward rounds x to steps of `1 / (2 ** num_bits - 1)` —
-# `x.mul(scale).round().div(scale)`, the scale being `2 ** num_bits - 1` — and `num_bits` defaults to 8.
-# Rounding is flat between its jumps: its derivative is 0 wherever it has one, so the true gradient
-# would stop every signal. The straight-through estimator's backward pretends forward was the
-# identity and returns `grad_output` unchanged (and None for `num_bits`).
+# `StraightThroughEstimator.apply(x, num_bits=8)` must give the values and gradients of torch's
+# straight-through idiom `x + (q - x).detach()`, where `q` is x rounded to steps of
+# `1 / (2 ** num_bits - 1)`; and gradcheck (yours, as torch's) must reject it.
 #
 # Its backward is not the derivative of its forward: gradcheck must reject it. The test does not
 # ask whether your Function passes gradcheck, but whether your gradcheck says what torch's says of
 # the same estimator.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Rounding is flat between its jumps. What is its derivative, wherever it has one, and what would that
+# do to every gradient behind it?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# The straight-through estimator's backward pretends forward was the identity and returns
+# `grad_output` unchanged.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. Forward: with the scale `2 ** num_bits - 1`, multiply x by it, round, divide by it
+#    (`mul`, `round`, `div`).
+# 2. Backward: return `grad_output` as it is, and `None` for `num_bits`.
+#
+# </details>
 # %% part StraightThroughEstimator
 # %% locked plug-ste
 StraightThroughEstimator = graded(StraightThroughEstimator)

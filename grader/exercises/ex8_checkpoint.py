@@ -5,41 +5,76 @@
 #
 # `minigrad.utils.checkpoint.checkpoint(function, *args, use_reentrant=False)` runs `function` so
 # that its graph keeps only the inputs; backward runs the function again to get the rest. You write
-# it the way torch's non-reentrant checkpoint works, with saved-tensor hooks:
+# it the way torch's non-reentrant checkpoint works: with saved-tensor hooks.
 #
-# 1. `checkpointed_forward(function, args, kwargs, preserve_rng_state)`: without grad mode
-#    (`grad_mode.is_grad_enabled()`), nothing is saved: just run the body. Otherwise make a
-#    `_Frame(function, inputs, kwargs, rng)`, where `inputs` are the arguments with each tensor
-#    **saved** (`save(tensor)`: the version check then catches an input edited in place after the
-#    forward) and `rng` is `_rng_state(args)` (or `None` when `preserve_rng_state` is false), and run
-#    the body **once**, with `saved_tensors_hooks(frame.pack, frame.unpack)` in force.
-# 2. `_Frame.pack(self, tensor)`: the graph keeps what this returns instead of `tensor`: an empty
-#    `_Holder()` (its `.value` is `None`). Record it in `self.holders` (a list of the holders in the
-#    order they were handed out; `self.holders[i]` is `None` once the graph let go of that one).
-# 3. `_Frame.unpack(self, holder)`: backward needs the tensor. If the holder is empty, recompute
-#    (which fills every holder); then hand the tensor out and empty the holder, so the graph does not
-#    keep it and the next backward (after `retain_graph=True`) recomputes again.
-# 4. `_Frame.recompute(self)`: run `self.function` again on the inputs (`saved.unpack(None)` gives a
-#    saved input back, or raises if it was edited in place) and `self.kwargs`, with
-#    - **the forward's random numbers**: inside `torch.random.fork_rng(devices=..., enabled=...)`
-#      (so the generator outside is not disturbed; `self.rng[1]` lists the CUDA devices), put the
-#      saved state back in the generators (`_set_rng_state`);
-#    - **grad mode on** (`enable_grad()`: backward runs without it, and a body run without it saves
-#      nothing);
-#    - its own saved-tensor hooks: each tensor the recomputation saves fills the next holder, in
-#      order, **detached** (the recomputation's own graph is thrown away); the pack hook returns a
-#      new `_Holder` with that tensor in it, and the unpack hook `lambda kept: kept.value`;
-#    - an **early stop**: once the last holder is filled, raise `_StopRecomputation` from the pack
-#      hook and catch it around the body — the rest of the body need not run again.
+# ### The contract
 #
-#    If the body finishes without filling every holder, or saves more tensors than the forward did,
-#    raise `CheckpointError` (torch's message says how many tensors each run saved).
+# Your checkpoint must do what `torch.utils.checkpoint.checkpoint(function, *args,
+# use_reentrant=False)` does. The graded tests run each scenario with torch's and with yours, and
+# compare what they see:
 #
-# The graded tests run the same scenarios with `torch.utils.checkpoint.checkpoint` and with yours:
-# gradients (and that they equal the ones without checkpointing), how many times the body runs (a
-# counter in the body — a side effect, like a `print`), random numbers drawn in the body, and the
-# bytes the graph keeps for backward: torch's measured through its saved-tensor hooks
-# (`memory.SavedBytes(torch)`), yours by `minigrad.memory`.
+# * **The same results** (`test-gradients`). The output and every gradient equal those without
+#   checkpointing: one small body, a stack of six checkpointed blocks, and (hidden) `autograd.grad`
+#   through a checkpoint, a number and a keyword argument passed to the body, a body that returns two
+#   tensors, two checkpointed transformer blocks.
+# * **The body runs again, and no more than it must** (`test-body-runs`). It runs once in the
+#   forward and once more in each backward that reaches it; the rerun stops as soon as it has made
+#   every tensor backward needs, so the body's lines after its last saved tensor do not run again.
+#   With `retain_graph=True`, each backward runs it once more. Hidden: under `no_grad` or
+#   `inference_mode` the body just runs, once; in a chain of three checkpoints each body runs once
+#   more; a body that saves nothing is not run again.
+# * **The same random numbers** (`test-random`). The rerun draws what the forward drew
+#   (`torch.rand` in the body, `nn.Dropout`), and the generator outside goes on as if the body had
+#   run once. Hidden: with `preserve_rng_state=False` the rerun draws anew, from wherever the
+#   generator is.
+# * **Less memory** (`test-memory`). The bytes the graphs keep for backward, at their peak in a
+#   training step of eight blocks and right after the forward of three, are torch's. Hidden: under
+#   `no_grad` nothing is kept; after backward nothing the rerun made is still alive (with the garbage
+#   collector off); three backward passes through one checkpoint.
+# * **Errors** (`test-inputs`, `test-mismatch`). An input of the body (or, hidden, a weight) edited
+#   in place after the forward makes backward fail, as for any saved tensor. A rerun that saves fewer
+#   tensors than the forward raises `CheckpointError`.
+#
+# The tests count the runs with a counter in the body (a side effect, like a `print`). They measure
+# torch's bytes through its saved-tensor hooks (`memory.SavedBytes(torch)`), yours by
+# `minigrad.memory`.
+#
+# ### What you write
+#
+# Four pieces of `minigrad.utils.checkpoint` (each stub keeps its signature and docstring):
+#
+# * `checkpointed_forward(function, args, kwargs, preserve_rng_state)`: what `checkpoint(...,
+#   use_reentrant=False)` calls; it returns the body's output.
+# * `_Frame.pack(self, tensor)`: the pack hook in force while the body runs in the forward.
+# * `_Frame.unpack(self, holder)`: the unpack hook: it gets back what `pack` returned, and returns the
+#   tensor backward needs.
+# * `_Frame.recompute(self)`: runs the body again and fills the holders.
+#
+# Given: `_Frame(function, inputs, kwargs, rng)` keeps its arguments as attributes of the same names,
+# and `self.holders`, an empty `_Holders` (`append`, `len`, `self.holders[i]`: it holds each holder
+# weakly, in the order they were added; `self.holders[i]` is `None` once the graph let go of that
+# one). `_Holder()` is an empty holder (its `.value` is `None`). Also `_StopRecomputation`,
+# `CheckpointError`, `_rng_state(args)` and `_set_rng_state(state)`, `save(tensor)`,
+# `saved_tensors_hooks(pack, unpack)`, `enable_grad()`, `grad_mode.is_grad_enabled()` and
+# `torch.random.fork_rng`.
+#
+# ### What is yours to decide
+#
+# Parts 2 and 4 are open. What the forward's graph keeps in place of each tensor, how the rerun finds
+# the next holder to fill (a counter, an iterator, ...), what the rerun's own graph keeps, and where
+# you check that the last holder is filled: that is up to you. Any choice that meets the contract
+# passes. Three limits come from grading, not from torch:
+#
+# * graded code sets attributes only on objects of its own classes and on a `_Holder`'s `value`: the
+#   frame gets no new attributes, so what it remembers lives in `self.holders` and in the holders;
+# * a class in graded code derives only from `object`, from your own classes or from minigrad's
+#   `Function`: to stop the rerun early, raise the given `_StopRecomputation`;
+# * what the rerun's own pack hook returns must not be a tensor, nor a list or tuple holding one:
+#   `minigrad.memory` counts every tensor a graph saves, while torch's measure never sees the rerun's
+#   own graph, so the memory tests would differ. Keep each such tensor in a holder.
+#
+# Each part below says what it must do. Its hints open on demand: a nudge, then the idea, then the
+# pseudocode.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -84,24 +119,175 @@ def peak_saved(lib, step):
 
 # %% markdown
 # ## Part 1 — `checkpointed_forward`
+#
+# `checkpointed_forward(function, args, kwargs, preserve_rng_state)` runs the body **once** and
+# returns its output. Under grad mode, it leaves behind everything a later rerun needs: the body, its
+# inputs, its keyword arguments and, unless `preserve_rng_state` is false, the random state the body
+# starts from. An input edited in place after the forward must make backward fail. Without grad mode
+# nothing is saved, so nothing needs to be rerun.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Which hooks must be in force while the body runs, and who answers them? And what happens to a
+# tensor you keep in a plain list when someone later edits it in place?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# A `_Frame` is the memory of one checkpointed call: make one, and run the body with its `pack` and
+# `unpack` as the saved-tensor hooks. Keep each tensor input **saved** (`save(tensor)`), not as it is:
+# a saved tensor records its version, so the version check catches an input edited in place after the
+# forward. Take the random state before the body draws anything.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. Without grad mode (`grad_mode.is_grad_enabled()` is false): return `function(*args, **kwargs)`.
+# 2. `inputs`: the arguments, each tensor replaced by `save(tensor)`, the others kept as they are.
+# 3. `rng`: `_rng_state(args)`, or `None` when `preserve_rng_state` is false.
+# 4. Make the frame: `_Frame(function, inputs, kwargs, rng)`.
+# 5. With `saved_tensors_hooks(...)` in force, given the frame's `pack` and `unpack`, run the body
+#    once and return its output.
+#
+# </details>
 # %% part checkpointed_forward
 # %% locked plug-checkpointed_forward
 checkpointed_forward = graded(checkpointed_forward)
 minigrad.utils.checkpoint.checkpointed_forward = checkpointed_forward
 # %% markdown
-# ## Part 2 — `_Frame.pack`
+# ## Part 2 — `_Frame.pack` (open)
+#
+# The pack hook: while the body runs in the forward, each tensor an op saves for backward comes here,
+# and the graph keeps what `pack` returns **instead of the tensor**. That object must not keep the
+# tensor alive, and it must let the rerun put a tensor in it later, for `unpack` to find. The frame
+# must know, in order, what it handed out. What the object is (the given `_Holder`, or one of a class
+# of your own with a `value`) is up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# `unpack` gets back exactly what `pack` returned. What would you like to find there, once the rerun
+# has run?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Hand out an empty box. The rerun saves the same tensors in the same order as the forward, so the
+# rerun's k-th saved tensor goes into the k-th box handed out: record each box in `self.holders`, in
+# order. `self.holders` holds them weakly, so recording one does not keep it alive after the graph
+# drops it.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. Make an empty `_Holder()` (its `.value` is `None`).
+# 2. Append it to `self.holders`: the holders in the order they were handed out;
+#    `self.holders[i]` is `None` once the graph let go of that one.
+# 3. Return it.
+#
+# </details>
 # %% part _Frame.pack
 # %% locked plug-pack
 pack = graded(pack)
 minigrad.utils.checkpoint._Frame.pack = pack
 # %% markdown
 # ## Part 3 — `_Frame.unpack`
+#
+# The unpack hook: backward needs the tensor `pack` stood in for. Return it. The first unpack of a
+# backward finds the holder empty and reruns the body, which fills every holder; the other unpacks of
+# the same backward find theirs filled and rerun nothing. Once handed out, the tensor must not stay in
+# the holder: the graph would keep it alive, and the next backward (after `retain_graph=True`) would
+# not rerun.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Count the reruns in `test-body-runs`: one per backward, however many tensors that backward unpacks.
+# What tells `unpack` that this backward has not rerun the body yet?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# An empty holder means: nothing rerun yet in this backward. Rerun, then take the tensor out of the
+# holder and leave it empty behind you.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. If the holder's `.value` is `None`: recompute (it fills every holder).
+# 2. Take `holder.value`, then set `holder.value = None`, so the graph does not keep the tensor and
+#    the next backward recomputes again.
+# 3. Return the tensor you took.
+#
+# </details>
 # %% part _Frame.unpack
 # %% locked plug-unpack
 unpack = graded(unpack)
 minigrad.utils.checkpoint._Frame.unpack = unpack
 # %% markdown
-# ## Part 4 — `_Frame.recompute`
+# ## Part 4 — `_Frame.recompute` (open)
+#
+# Run `self.function` again on the saved inputs and `self.kwargs`, and fill the holders, in order,
+# with the tensors this rerun saves: the i-th holder (`self.holders[i]`) gets the i-th saved tensor,
+# detached (the rerun's own graph is thrown away). The rerun must:
+#
+# * see the inputs as they were saved, or fail if one was edited in place since;
+# * draw the forward's random numbers (when the frame has an `rng`), and leave the generator outside
+#   as it found it;
+# * save what the forward saved: backward runs with grad mode off, and a body run without grad mode
+#   saves nothing;
+# * stop as soon as the last holder is filled: the rest of the body must not run again;
+# * raise `CheckpointError` if the body ends before every holder is filled (torch's message says how
+#   many tensors each run saved).
+#
+# How you find the next holder to fill, what the rerun's own graph keeps (a holder: see the limits
+# above), and where you check for the last holder are yours to decide.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# The body saves its tensors through whatever saved-tensor hooks are in force. What if, during the
+# rerun, those hooks were yours, and different from the forward's? And how can code inside a hook make
+# the rest of the body stop?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Put your own pair of hooks in force for the rerun. The pack hook sees the rerun's saved tensors one
+# by one, in the forward's order: the k-th goes, detached, into holder k (or nowhere, when the graph
+# has let go of holder k: `self.holders[k]` is `None`), and the rerun's graph gets a holder of its
+# own to keep. When the last holder is filled, raise `_StopRecomputation` from the pack hook and
+# catch it around the body: the exception unwinds the body. For the random numbers,
+# `torch.random.fork_rng` saves the generators' states on entry and puts them back on exit; inside
+# it, set the forward's state.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. The inputs: `saved.unpack(None)` for each one that was saved (a `SavedTensor`, or a
+#    `PackedTensor` when hooks were in force at the forward; it gives the tensor back, or raises if
+#    it was edited in place); the others as they are.
+# 2. Run `self.function(*inputs, **self.kwargs)` with:
+#    - **the forward's random numbers**: inside `torch.random.fork_rng(devices=..., enabled=...)`
+#      (so the generator outside is not disturbed; `self.rng[1]` lists the CUDA devices), put the
+#      saved state back in the generators (`_set_rng_state`, given the frame's `rng`); with it `None`,
+#      `enabled=False` and no devices;
+#    - **grad mode on** (`enable_grad()`);
+#    - **its own saved-tensor hooks**: the pack hook fills the next holder, in order (unless it is
+#      `None`), with the tensor **detached** (one that does not require grad can go in as it is),
+#      and returns a new `_Holder` with that tensor in it; the unpack hook is
+#      `lambda kept: kept.value`;
+#    - **an early stop**: once the last holder is filled, raise `_StopRecomputation` from the pack
+#      hook, and catch it around the body.
+# 3. If the body finishes without filling every holder, or saves more tensors than the forward did,
+#    raise `CheckpointError`.
+#
+# </details>
 # %% part _Frame.recompute
 # %% locked plug-recompute
 recompute = graded(recompute)

@@ -11,24 +11,45 @@
 # that each write a whole intermediate to memory. You write it the way the lesson's log-sum-exp is
 # written: one Triton kernel forward, one backward, wrapped as a minigrad `Function`.
 #
-# 1. `softmax_kernel(x_ptr, out_ptr, n, BLOCK)`: one program per row. Three passes over the row: its
-#    max (the **shift**: `exp(x - max)` never overflows), the sum of `exp(x - shift)`, then the
-#    output `exp(x - shift) / sum`.
-# 2. `softmax_backward_kernel(grad_ptr, result_ptr, out_ptr, n, BLOCK)`: the gradient of softmax
-#    from its result `y` alone, `y * (grad - sum(grad * y))` per row. Two passes: the sum, then the
-#    output.
-# 3. `Softmax`, the `Function`: `forward(ctx, x)` runs `softmax_kernel` on `x`'s storage and saves
-#    the result (as torch's `SoftmaxBackward0` does); `backward(ctx, grad)` returns
-#    `SoftmaxGrad.apply(grad, result)`. `SoftmaxGrad` is given: an op that runs your backward
-#    kernel, with a backward of its own, so that `create_graph=True` can differentiate it again.
+# ### The contract
+#
+# `Softmax.apply(x)` must give what `torch.softmax(x, -1)` gives, values and gradients, from one node
+# that saves only the result, as torch's `SoftmaxBackward0` does. The graded tests use torch's softmax
+# as the oracle, and the same maths from plain ops beside it:
+#
+# * **The forward kernel** (`test-softmax_kernel`), launched by hand on storage (`by_rows`, in the
+#   setup cell): tensors of 3 rows of 5 and of 6 rows of 7. Hidden: rows longer than a block (1025),
+#   rows of one element, values near ±1000 (`exp(1000)` overflows even float64), float32 in and out.
+# * **The backward kernel** (`test-softmax_backward_kernel`), launched by hand on an upstream
+#   gradient and the softmax: the same shapes; hidden: rows of 1025 and of one element.
+# * **`Softmax`** (`test-Softmax`): the result, its dtype, what its node saved
+#   (`y.grad_fn._saved_result`) and `x.grad` for a random upstream gradient, on the same shapes.
+#   Hidden: rows of 1025, values in the thousands, the transpose `x.t()` (not contiguous), float32.
+# * **One node** (`test-Softmax-graph`): the same values and gradients as the plain ops (to 1e-12),
+#   from a graph of 2 nodes where the plain ops make 5 (the leaf's node counted in both). Hidden: a
+#   second derivative (`create_graph=True`) and gradcheck.
 #
 # The kernels see the input as rows: its last dimension, of length `n`, stored one row after the
-# other (**contiguous**), so that row `r` starts at `x_ptr + r * n`. A program walks its row in
-# blocks of `BLOCK` columns (`block_size(n)`, given: a power of two, at most 1024), and masks the
-# columns past the row's end.
+# other (**contiguous**), so that row `r` starts at `x_ptr + r * n`. They run one program per row. A
+# program walks its row in blocks of `BLOCK` columns (`block_size(n)`, given: a power of two, at most
+# 1024), and masks the columns past the row's end.
 #
-# The graded tests launch your kernels by hand, then run `Softmax` forward and backward, with
-# torch's softmax as the oracle, and with the same maths from plain ops beside it.
+# ### What you write
+#
+# 1. `softmax_kernel(x_ptr, out_ptr, n, BLOCK)`: one program per row writes that row's softmax.
+# 2. `softmax_backward_kernel(grad_ptr, result_ptr, out_ptr, n, BLOCK)`: one program per row writes
+#    the gradient of softmax, from its result `y` alone: `y * (grad - sum(grad * y))`.
+# 3. `Softmax`, the `Function`: `forward(ctx, x)` runs your forward kernel on `x`'s storage and saves
+#    the result; `backward(ctx, grad)` returns `SoftmaxGrad.apply(grad, result)`. `SoftmaxGrad` is
+#    given: an op that runs your backward kernel, with a backward of its own, so that
+#    `create_graph=True` can differentiate it again.
+#
+# ### What is yours to decide
+#
+# Parts 1 and 2 are open: how many passes a program makes over its row, and how it accumulates the
+# max and the sum (a vector per block reduced at the end, or a number per block). The docstrings
+# describe the reference's passes; any kernel that gives the same numbers passes. Each part says what
+# it must do; its hints open on demand: a nudge, then the idea, then the pseudocode.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math, a few
@@ -72,11 +93,47 @@ def by_rows(kernel, out_shape, *tensors):
     return out.reshape(out_shape)
 
 # %% markdown
-# ## Part 1 — `softmax_kernel`
-# Start from the lesson's `_forward_kernel` (log-sum-exp): its two passes are your first two, with
-# one difference: softmax needs no special case for infinite rows (torch gives nan there, and so
-# does `exp(x - shift)` without one). Read masked columns as `-inf` where they must not count
-# (`tl.load(..., mask=..., other=float("-inf"))`), and store only the row's own columns.
+# ## Part 1 — `softmax_kernel` (open)
+#
+# Program `r` writes `exp(x - shift) / sum(exp(x - shift))` for row `r`, where the **shift** is the
+# row's max, so that exp never sees a positive number and cannot overflow. It stores only the row's
+# own columns. A row longer than `BLOCK` takes several blocks, and the output of any column needs the
+# whole row's max and sum. How many passes you make over the row, and how you carry the max and the
+# sum from block to block, are up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Start from the lesson's `_forward_kernel` (log-sum-exp): its two passes, the max then the sum, are
+# most of what you need. What is left to write?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Three passes over the row: its max, the sum of `exp(x - shift)`, then the output. Softmax needs no
+# special case for infinite rows, unlike log-sum-exp: torch gives nan there, and so does
+# `exp(x - shift)` without one. Read masked columns as `-inf` where they must not count
+# (`tl.load(..., mask=..., other=float("-inf"))`: `exp(-inf)` is 0 and adds nothing), and store only
+# the row's own columns (`tl.store(..., mask=...)`). (Two passes work too: keep a running max, and
+# rescale the running sum each time the max grows.)
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. `row = tl.program_id(0).to(tl.int64)` (a large tensor's offsets can pass int32's range);
+#    `columns = tl.arange(0, BLOCK)`; the row starts at `x_ptr + row * n`, its output at
+#    `out_ptr + row * n`.
+# 2. The max: `top = tl.full([BLOCK], float("-inf"), x_ptr.dtype.element_ty)`; for each `start` in
+#    `range(0, n, BLOCK)`, load the block (mask `start + columns < n`, other `-inf`) and take
+#    `tl.maximum(top, x)`; then `shift = tl.max(top, 0)`.
+# 3. The sum: a block of zeros (`tl.zeros`, of the input's element type); for each block, add
+#    `tl.exp(x - shift)` to it (masked columns read as `-inf`, so they add 0); then reduce it to one
+#    number, the row's total, with `tl.sum(..., 0)`.
+# 4. The output: for each block, load `x` again and store `tl.exp(x - shift)` divided by the total,
+#    with the mask.
+#
+# </details>
 # %% part softmax_kernel
 # %% locked plug-softmax_kernel
 graded(softmax_kernel.fn)
@@ -120,10 +177,38 @@ check("float32", float32_rows)
 ### END HIDDEN TESTS
 
 # %% markdown
-# ## Part 2 — `softmax_backward_kernel`
-# `grad_ptr` and `result_ptr` point at rows laid out alike. First the row's sum of `grad * result`
-# (masked columns read as 0 add nothing), then `result * (grad - sum)` for each column. Mind that
-# the sum needs *every* block of the row before any output is written.
+# ## Part 2 — `softmax_backward_kernel` (open)
+#
+# `grad_ptr` and `result_ptr` point at rows laid out alike. Program `r` writes, for row `r`,
+# `result * (grad - sum(grad * result))`: the vector-Jacobian product of softmax, from the saved
+# result alone. Every column's output needs the whole row's sum. How you accumulate it is up to you.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# One number per row, `sum(grad * result)`, appears in every column's output. When can you write the
+# first column?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Two passes: first the row's sum of `grad * result` (masked columns read as 0 add nothing), then
+# `result * (grad - sum)` for each column. The sum needs *every* block of the row before any output
+# is written.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# 1. `row = tl.program_id(0).to(tl.int64)`; `columns = tl.arange(0, BLOCK)`.
+# 2. The sum: a block of zeros (`tl.zeros`, of the result's element type). For each `start` in
+#    `range(0, n, BLOCK)`, with the mask `start + columns < n`: load the gradient's and the result's
+#    block at `row * n + start + columns` (masked columns read as 0), and add their product. Then
+#    reduce it to one number with `tl.sum(..., 0)`.
+# 3. For each block: load both again and store `result * (grad - sum)` at the same offsets of
+#    `out_ptr`, with the mask.
+#
+# </details>
 # %% part softmax_backward_kernel
 # %% locked plug-softmax_backward_kernel
 triton_softmax.softmax_backward_kernel = softmax_backward_kernel  # what the given SoftmaxGrad launches
@@ -149,10 +234,42 @@ check("rows of one element: (4, 1)", backward_kernel, (4, 1))
 
 # %% markdown
 # ## Part 3 — `Softmax`
-# `forward(ctx, x)`: view `x._data` as rows (`reshape(-1, n)`: made **contiguous**, since the
-# kernel assumes it and `x.t()` is not), allocate the output like them (same dtype and device),
-# launch one program per row with `BLOCK=block_size(n)`, give the result `x`'s shape, save it and
-# return it. `backward(ctx, grad)`: `SoftmaxGrad.apply(grad, result)`.
+#
+# `Softmax.apply(x)` is `torch.softmax(x, -1)`: the same shape, dtype and device as `x`, for any `x`
+# with at least one element, contiguous or not (`x.t()`), in float32 or float64. Its node saves the
+# result, and only it (`saved_names = ("result",)` names it `_saved_result`). Its backward is
+# `SoftmaxGrad.apply(grad, result)`, so that a second derivative works.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Your kernel reads rows of `n` numbers one after the other in memory. Is that what `x.t()`'s storage
+# looks like?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Forward works on storage: view `x._data` as rows (`reshape(-1, n)`), made **contiguous**, since the
+# kernel assumes it and `x.t()` is not. Allocate the output like those rows, launch one program per
+# row, and give the result `x`'s shape. Save it with `ctx.save_for_backward`.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# `forward(ctx, x)`:
+#
+# 1. The rows: `x._data` reshaped to `(-1, n)`, `n` being the last dimension's length, made
+#    contiguous.
+# 2. The output: an empty tensor like the rows (same shape, dtype and device: `torch.empty_like`).
+# 3. Launch `softmax_kernel` with one program per row (a grid of `(number of rows,)`), on the rows,
+#    the output, `n`, and `BLOCK=block_size(n)`.
+# 4. The result: the output reshaped to `x`'s shape. Save it (`ctx.save_for_backward`) and return it.
+#
+# `backward(ctx, grad)`: take the result from `ctx.saved_tensors` and return
+# `SoftmaxGrad.apply(grad, result)`.
+#
+# </details>
 # %% part Softmax
 # %% locked plug-Softmax
 Softmax = graded(Softmax)
