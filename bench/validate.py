@@ -169,8 +169,8 @@ def main():
                 cpu = (checker_cpu(server) - before) / args.runs
                 verdict = "passes" if all(passed for _, passed in runs) else "DOES NOT PASS"
                 print(f"{exercise:12s} Validate in JupyterLab: {describe([t for t, _ in runs])}, "
-                      f"{cpu:.2f} CPU-s each, {verdict}; the first {first:.2f} s, "
-                      f"{learned:.2f} CPU-s with what the checker then imports")
+                      f"{cpu:.2f} CPU-s each; the first {first:.2f} s, {learned:.2f} CPU-s with what the "
+                      f"checker then imports; {verdict}")
                 os.kill(checker(server), signal.SIGTERM)  # the next exercise is another learner's
         finally:
             server.terminate()

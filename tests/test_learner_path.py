@@ -118,9 +118,9 @@ def test_start_here_runs_and_its_predict_cell_answers(page, lab):
     expect(panel.locator(".jp-OutputArea-output", has_text="a first minigrad backward")).to_be_visible(timeout=SHORT)
     shot(page, "01_start_here_ran")
 
-    cell = panel.locator(".jp-CodeCell", has_text="predict(prediction, second_backward)")
+    cell = panel.locator(".jp-CodeCell", has_text="predict(prediction, second_backward, binary=True)")
     notebook = nbformat.read(lab["root"] / "course" / "00_start_here.ipynb", as_version=4)
-    source = next(c.source for c in notebook.cells if "predict(prediction, second_backward)" in c.source)
+    source = next(c.source for c in notebook.cells if "predict(prediction, second_backward, binary=True)" in c.source)
     assert "prediction = ..." in source
     output = cell.locator(".jp-OutputArea-output")
     expect(output).to_contain_text("Your turn", timeout=SHORT)
