@@ -1,4 +1,5 @@
-"""The backward graph: nodes, the tensors they save, and Function, the way every op builds a node.
+"""The backward graph: nodes, and Function, the way every op builds a node (what a node keeps of
+the tensors it saves is in saved_tensors.py).
 
 Mirrors torch/autograd/function.py: an op is a Function with ``forward(ctx, ...)`` and
 ``backward(ctx, *grads)``; the ``ctx`` is the backward node itself (``y.grad_fn``).
@@ -6,28 +7,17 @@ Mirrors torch/autograd/function.py: an op is a Function with ``forward(ctx, ...)
 import functools
 import inspect
 import itertools
-import re
 import sys
 import threading
 import traceback
-import weakref
 
 import torch
 
-from . import grad_mode, releases
+from . import grad_mode, releases, saved_tensors
+# The node's saved entries (saved_tensors.py), and the names the course imports from here
+from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIED, _FREED,  # noqa: F401
+                            PackedTensor, SavedTensor, anomaly_hint, op_name, save, tensor_description)
 from .utils.hooks import RemovableHandle
-
-ERR_BACKWARD_TWICE = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-    "graph a second time or if you need to access saved tensors after calling backward."
-)
-ERR_INFERENCE_SAVED = (
-    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
-    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
-    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
-)
 
 _sequence_nr = itertools.count()
 
@@ -220,164 +210,6 @@ _SOLE_REFS = _sole_refs()
 def _storage_users(data):
     count = getattr(torch._C, "_storage_Use_Count", None)
     return count(data.untyped_storage()._cdata) - 1 if count else sys.maxsize
-
-
-class SavedTensor:
-    """A tensor saved for backward, with the version it had then (torch's SavedVariable).
-
-    An output of the node itself is saved without its grad_fn, to avoid a cycle node -> saved ->
-    output -> node; ``unpack`` rebuilds it with ``grad_fn`` pointing back at the node.
-    """
-
-    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr", "__weakref__")
-
-    def __init__(self, tensor, is_output):
-        self.version_counter = tensor._version_counter
-        self.saved_version = tensor._version_counter.version
-        if is_output:
-            self.tensor = None
-            self.data = tensor._data
-            self.requires_grad = tensor._requires_grad
-            self.output_nr = tensor._output_nr
-        else:
-            self.tensor = tensor
-
-    # BEGIN EXERCISE 4
-    def unpack(self, node):
-        """The saved tensor, for ``node``'s backward or its ``_saved_*`` attributes: refused
-        (``_raise_modified``) when its version moved since it was saved, that is, when it was edited
-        in place; else the tensor itself, or a saved output of ``node`` rebuilt (``_output``)."""
-        # BEGIN NEW IN EXERCISE 4
-        if self.version_counter.version != self.saved_version:
-            self._raise_modified(node)
-        # END NEW IN EXERCISE 4
-        return self.tensor if self.tensor is not None else self._output(node)
-    # END EXERCISE 4
-
-    def _output(self, node):
-        """A saved output of ``node``, with its grad_fn pointing back at the node again."""
-        out = Tensor(self.data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
-        out._version_counter = self.version_counter
-        return out
-
-    def storages(self):
-        """The memory this entry keeps alive (for ``minigrad.memory``): none for a wrapped number."""
-        if self.tensor is None:
-            return (self.data,)
-        return () if self.tensor._is_wrapped_number else (self.tensor._data,)
-
-    # BEGIN EXERCISE 4
-    def _raise_modified(self, node):
-        """torch's error for a saved tensor edited in place (``ERR_MODIFIED``). It describes the
-        tensor (``tensor_description(data)``) and, when it has one, the node that produced it
-        (``op_name``), as it is now: for a saved output of ``node`` (``self.tensor`` is None:
-        ``self.data``, ``self.output_nr``), ``node`` itself; for a saved input, its current grad_fn
-        and output_nr (a leaf has none). Then its version now, and the version it had when saved."""
-        if self.tensor is None:
-            data, producer, output_nr = self.data, node, self.output_nr
-        else:
-            data, producer, output_nr = self.tensor._data, self.tensor.grad_fn, self.tensor._output_nr
-        described = tensor_description(data)
-        if producer is not None:
-            described += f", which is output {output_nr} of {op_name(producer)},"
-        raise RuntimeError(ERR_MODIFIED.format(tensor=described, version=self.version_counter.version,
-                                               saved=self.saved_version, hint=anomaly_hint()))
-    # END EXERCISE 4
-
-
-ERR_MODIFIED = (
-    "one of the variables needed for gradient computation has been modified by an inplace operation: {tensor} is "
-    "at version {version}; expected version {saved} instead. {hint}"
-)
-
-
-def tensor_description(data):
-    """A tensor as torch's messages show it: ``[torch.FloatTensor [2, 3]]`` (``torch.cuda.`` on CUDA)."""
-    kind = f"torch.{'cuda.' if data.is_cuda else ''}{_TYPE_NAMES.get(data.dtype, str(data.dtype))}"
-    return f"[{kind} [{', '.join(map(str, data.shape))}]]"
-
-
-def op_name(node):
-    """A node as torch's version error names it: "ExpBackward0" -> "Exp", "PowBackward1" -> "Pow1",
-    "...CopyBackwards" whole (before torch 2.13: its name, whole)."""
-    if not releases.SHORT_NODE_NAMES_IN_ERRORS:
-        return node.name()
-    return re.sub(r"Backward(\d*)$", lambda m: "" if m[1] in ("", "0") else m[1], node.name())
-
-
-def anomaly_hint():
-    """The last sentences of torch's version error, which depend on anomaly detection."""
-    if grad_mode.anomaly.enabled:
-        return ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
-                "The variable in question was changed in there or anywhere later. Good luck!")
-    return ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-            "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-
-
-class PackedTensor:
-    """A tensor saved while ``autograd.graph.saved_tensors_hooks`` were in force: the graph keeps
-    only what ``pack(tensor)`` returned, and backward asks ``unpack`` for a tensor again, which gets
-    the saved tensor's place in the graph back (its grad_fn, or its leaf's AccumulateGrad), as in
-    torch. There is no version check: what pack kept is the hooks' business, a copy or a file."""
-
-    __slots__ = ("packed", "unpack_hook", "is_output", "requires_grad", "edge", "__weakref__")
-
-    def __init__(self, tensor, is_output, hooks):
-        pack, self.unpack_hook = hooks
-        self.is_output, self.requires_grad = is_output, tensor.requires_grad
-        self.edge = (None, tensor._output_nr) if is_output or not tensor._requires_grad else tensor._gradient_edge()
-        self.packed = pack(tensor)
-
-    def unpack(self, node):
-        """What unpack gives back, as a tensor with the saved one's place in the graph; one that needs
-        no gradient (and had none) comes back as the very object unpack gave, as in torch."""
-        tensor = self.unpack_hook(self.packed)
-        if not isinstance(tensor, Tensor):
-            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
-                            f"{type(tensor).__name__}")
-        if not self.requires_grad and not tensor.requires_grad:
-            return tensor
-        grad_fn, output_nr = (node if self.is_output else self.edge[0]), self.edge[1]
-        out = Tensor(tensor._data, requires_grad=self.requires_grad)
-        if isinstance(grad_fn, AccumulateGrad):
-            out._grad_accumulator = weakref.ref(grad_fn)
-        elif grad_fn is not None and self.requires_grad:
-            out._grad_fn, out._output_nr = grad_fn, output_nr
-        out._version_counter = tensor._version_counter
-        return out
-
-    def storages(self):
-        """The tensors among what pack kept (a tensor, or a tuple holding some, as ``save_on_cpu``'s)."""
-        packed = self.packed if isinstance(self.packed, (tuple, list)) else (self.packed,)
-        return tuple(p._data if isinstance(p, Tensor) else p for p in packed if isinstance(p, (Tensor, torch.Tensor)))
-
-
-def save(tensor, is_output=False):
-    """``tensor`` saved for backward: with the saved-tensor hooks in force, if any (PackedTensor),
-    except a wrapped Python number, which torch saves as it is. An inference tensor is refused
-    before any entry is made (a half-made one, kept alive by the error's traceback, would be found
-    by ``minigrad.memory`` when its record starts)."""
-    hooks = grad_mode._state.saved_tensors_hooks
-    if tensor._is_wrapped_number:
-        return SavedTensor(tensor, is_output)
-    if tensor._is_inference:
-        raise RuntimeError(ERR_INFERENCE_SAVED)
-    saved = PackedTensor(tensor, is_output, hooks[-1]) if hooks else SavedTensor(tensor, is_output)
-    if _ledger is not None:
-        _ledger.add(saved)
-    return saved
-
-
-_FREED = object()
-_ledger = None
-"""``minigrad.memory``'s record of saved storages; None until someone asks (then it costs a call per save)."""
-
-
-_TYPE_NAMES = {
-    torch.float32: "FloatTensor", torch.float64: "DoubleTensor", torch.float16: "HalfTensor",
-    torch.bfloat16: "BFloat16Tensor", torch.int64: "LongTensor", torch.int32: "IntTensor",
-    torch.bool: "BoolTensor",
-}
 
 
 class BackwardFunction(Node):
@@ -750,5 +582,8 @@ def constant(data):
 
 
 # The package's one import cycle: Function.apply wraps what forward computed in a Tensor, and
-# Tensor's methods apply Functions (ops.py, views.py). Imported last, when everything above exists.
+# Tensor's methods apply Functions (ops/, views.py). Imported last, when everything above exists.
 from .tensor import Tensor  # noqa: E402
+
+# saved_tensors.py can't import this module (this module imports it): it gets Tensor and AccumulateGrad here.
+saved_tensors.Tensor, saved_tensors.AccumulateGrad = Tensor, AccumulateGrad

@@ -22,7 +22,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from . import function
+from . import saved_tensors
 from .tensor import Tensor
 
 __all__ = ["LiveBytes", "SavedBytes", "cuda_allocated", "peak_saved_bytes", "reset_peak", "saved_bytes"]
@@ -73,19 +73,19 @@ class _Ledger(_Storages):
 
 def _ledger():
     """The record, started (from the saved tensors alive now) the first time it is needed."""
-    if function._ledger is None:
+    if saved_tensors._ledger is None:
         ledger = _Ledger()
         for obj in gc.get_objects():
-            if type(obj) in (function.SavedTensor, function.PackedTensor) and _made(obj):
+            if type(obj) in (saved_tensors.SavedTensor, saved_tensors.PackedTensor) and _made(obj):
                 ledger.add(obj)
-        function._ledger = ledger
-    return function._ledger
+        saved_tensors._ledger = ledger
+    return saved_tensors._ledger
 
 
 def _made(saved):
     """Whether a saved entry was made whole: one whose pack hook raised is in no graph, but the
     error's traceback can keep it alive, and gc finds it."""
-    return not isinstance(saved, function.PackedTensor) or hasattr(saved, "packed")
+    return not isinstance(saved, saved_tensors.PackedTensor) or hasattr(saved, "packed")
 
 
 def saved_bytes():

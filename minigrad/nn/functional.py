@@ -1,7 +1,7 @@
 """``minigrad.nn.functional``: built from minigrad ops, with torch's node names and torch's kernels."""
 import torch
 
-from .. import ops
+from . import functional_ops as ops
 from ..function import constant
 from ..tensor import Tensor, matmul
 

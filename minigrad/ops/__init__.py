@@ -1,0 +1,24 @@
+"""The ops: each is a Function whose node has torch's name and saves what torch saves.
+
+``forward`` computes on storage (plain torch tensors, no autograd); ``backward`` is written
+with minigrad ops, so running it with grad mode on (``create_graph=True``) records a graph of
+its own and gives higher-order gradients.
+
+One module per topic: ``arithmetic``, ``pointwise``, ``reductions``, ``linalg``, ``shapes`` (views),
+``inplace`` and ``softmax``; the fused ops only ``minigrad.nn`` uses (addmm, losses, GELU, layer norm,
+embedding, dropout) live beside it, in ``minigrad/nn/functional_ops.py``. Every op here is an
+attribute of this package, where Tensor's methods look it up when they run (``ops.Mul.apply``): an
+exercise's ``minigrad.ops.Mul = Mul`` replaces the reference.
+"""
+from .arithmetic import (  # noqa: F401
+    Add, AddScaled, Div, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub, SubScaled)
+from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
+from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, mat2_grad  # noqa: F401
+from .pointwise import (  # noqa: F401
+    Abs, Clone, Exp, Log, MaskedFill, Relu, Round, Sigmoid, SigmoidBackward, Sqrt, Tanh, TanhBackward,
+    ThresholdBackward, ToCopy)
+from .reductions import Max, MaxDim, Mean, MeanDim, Sum, SumDim, Unique2, _keep_dims, _normalize_dims  # noqa: F401
+from .shapes import (  # noqa: F401
+    Alias, Expand, IndexBackward, ReshapeAlias, Reshaping, Select, Slice, Squeeze, SqueezeDim, SqueezeDimInplace,
+    SqueezeDims, T, Transpose, UnsafeView, Unsqueeze, View)
+from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401

@@ -1,0 +1,207 @@
+"""Arithmetic: add, sub, mul, div, reciprocal, neg and pow."""
+import torch
+
+from ..function import Function, constant
+
+
+# --- arithmetic -------------------------------------------------------------------------------
+
+class Add(Function):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a._data + b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad
+        return (grad if need_a else None, grad if need_b else None)
+
+
+class Sub(Function):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a._data - b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b = ctx.needs_input_grad
+        return (grad if need_a else None, -grad if need_b else None)
+
+
+class AddScaled(Function):
+    """``a.add(b, alpha=k)``, ``a - k * b`` for ``sub``: torch's add with alpha, one node that keeps k."""
+
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = alpha
+        return torch.add(a._data, b._data, alpha=alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_a, need_b, _ = ctx.needs_input_grad
+        return (grad if need_a else None, grad * ctx.alpha if need_b else None, None)
+
+
+class SubScaled(AddScaled):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        return AddScaled.forward(ctx, a, b, -alpha)
+
+
+class Rsub(Function):
+    """``number - tensor``: torch's rsub.Scalar, so only the tensor is an input of the node."""
+
+    node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return number - a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, None
+
+
+# BEGIN EXERCISE 1
+class Mul(Function):
+    """``a * b`` with broadcasting. d(a*b)/da = b and d(a*b)/db = a: each input's gradient needs
+    only the *other* input, so torch saves ``other`` only if ``self`` needs a gradient, and vice versa."""
+
+    node_name = "MulBackward0"
+    saved_names = ("self", "other")
+    inplace_saves_self = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        """Save (self, other), each or None, with ctx.save_for_backward; return the product's storage."""
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data * b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        """Gradients for (a, b), or None where one is not needed. Like torch, leave them shaped like
+        the broadcast result: the engine reduces each to its input's shape (with ``sum_to``)."""
+        a, b = ctx.saved_tensors
+        return (grad * b if b is not None else None, grad * a if a is not None else None)
+# END EXERCISE 1
+
+
+class Div(Function):
+    node_name = "DivBackward0"
+    saved_names = ("self", "other")
+    inplace_saves_self = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b)
+        return a._data / b._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad / b if need_a else None, -grad * a / (b * b) if need_b else None)
+
+
+class Reciprocal(Function):
+    node_name = "ReciprocalBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.reciprocal()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return -grad * result * result
+
+
+class Neg(Function):
+    node_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """``tensor ** number``."""
+
+    node_name = "PowBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return a._data ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        exponent = ctx.exponent
+        if exponent == 0:
+            return grad * 0, None
+        return grad * exponent * a ** (exponent - 1), None
+
+
+class PowTensor(Function):
+    """``tensor ** tensor``."""
+
+    node_name = "PowBackward1"
+    saved_names = ("self", "exponent", "result")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        result = a._data ** b._data
+        ctx.save_for_backward(a, b, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        """torch's pow_backward_self and pow_backward_exponent: 0 where the exponent is 0 (for self),
+        and where self is 0 and the exponent is not negative (for the exponent): there ``b * a**(b-1)``
+        and ``log(a)`` are not finite, and the limit is 0."""
+        a, b, result = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = (grad * b * a ** (b - 1)).masked_fill(constant(b._data == 0), 0) if need_a else None
+        grad_b = (grad * result * a.log()).masked_fill(constant((a._data == 0) & (b._data >= 0)), 0) if need_b else None
+        return grad_a, grad_b
+
+
+class PowScalarBase(Function):
+    """``number ** tensor``."""
+
+    node_name = "PowBackward2"
+    saved_names = ("exponent", "result")
+
+    @staticmethod
+    def forward(ctx, base, b):
+        result = torch.pow(base, b._data)
+        ctx.save_for_backward(b, result)
+        ctx.base = base
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        """``grad * result * log(base)``; for base 0, torch's limit 0 where the exponent is not negative."""
+        b, result = ctx.saved_tensors
+        grad_b = grad * result * float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64)))
+        return None, grad_b.masked_fill(constant(b._data >= 0), 0) if ctx.base == 0 else grad_b

@@ -1,0 +1,139 @@
+"""Linear algebra: matrix products (mm, mv, dot, bmm) and vector norms."""
+import torch
+
+from ..function import Function, constant
+from .reductions import _keep_dims, _normalize_dims
+
+
+# --- linear algebra --------------------------------------------------------------------------
+
+def mat2_grad(grad, mat1, mat2_strides):
+    """mat1.T @ grad, laid out like mat2 (as torch's mm_mat2_backward does).
+
+    For nn.Linear, mat2 is weight.t(): computing (grad.T @ mat1).T lets weight.grad come out
+    contiguous, so AccumulateGrad can keep it without a copy.
+    """
+    if mat2_strides[0] == 1 and mat2_strides[1] != 1:
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
+
+
+# BEGIN EXERCISE 1
+class Mm(Function):
+    """``a @ b`` for matrices: grad_a = grad @ b.T needs b, grad_b = a.T @ grad needs a. As for mul,
+    torch saves each only if the other input needs a gradient."""
+
+    node_name = "MmBackward0"
+    saved_names = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        """Save (self, mat2), each or None; keep b's strides in ctx.mat2_layout for mat2_grad."""
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.mat2_layout = b._data.stride()
+        return a._data.mm(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        """Gradients for (a, b), or None where not needed; b's is ``mat2_grad(grad, a, ctx.mat2_layout)``."""
+        a, b = ctx.saved_tensors
+        return (grad.mm(b.t()) if b is not None else None,
+                mat2_grad(grad, a, ctx.mat2_layout) if a is not None else None)
+# END EXERCISE 1
+
+
+class Mv(Function):
+    node_name = "MvBackward0"
+    saved_names = ("self", "vec")
+
+    @staticmethod
+    def forward(ctx, m, v):
+        need_m, need_v = ctx.needs_input_grad
+        ctx.save_for_backward(m if need_v else None, v if need_m else None)
+        return m._data.mv(v._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m, v = ctx.saved_tensors
+        return (grad.unsqueeze(1).mm(v.unsqueeze(0)) if v is not None else None,
+                m.t().mv(grad) if m is not None else None)
+
+
+class Dot(Function):
+    node_name = "DotBackward0"
+    saved_names = ("self", "tensor")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data.dot(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (grad * b if b is not None else None, grad * a if a is not None else None)
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+class LinalgVectorNorm(Function):
+    """``torch.linalg.vector_norm`` (what ``tensor.norm`` runs), with torch's backward for each order."""
+
+    node_name = "LinalgVectorNormBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, ord, dim, keepdim):
+        result = torch.linalg.vector_norm(a._data, ord, dim, keepdim)
+        ctx.save_for_backward(a, result)
+        ctx.ord, ctx.keepdim = float(ord), keepdim
+        ctx.dims = () if dim is None else _normalize_dims(dim, a.dim())
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, norm = ctx.saved_tensors
+        p = ctx.ord
+        if not ctx.keepdim and a.dim():
+            grad, norm = _keep_dims(grad, ctx.dims, False), _keep_dims(norm, ctx.dims, False)
+        if p == 0:
+            return None, None, None, None
+        sign = constant(a._data.sign())
+        if p == 1:
+            grad_a = sign * grad
+        elif p == 2:
+            grad_a = grad * (a / norm).masked_fill(norm == 0, 0)
+        elif p in (float("inf"), float("-inf")):
+            absolute = a._data.abs()
+            mask = ((absolute == norm._data) | absolute.isnan()).to(grad.dtype)
+            count = mask.sum(ctx.dims, keepdim=True) if ctx.dims else mask.sum()
+            grad_a = sign * (grad / constant(count) * constant(mask))
+        elif p < 1:
+            scaled = (sign * a.abs() ** (p - 1)).masked_fill(a == 0, 0)
+            grad_a = scaled * grad * norm ** (1 - p)
+        elif p < 2:
+            grad_a = sign * a.abs() ** (p - 1) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
+        else:
+            grad_a = a * a.abs() ** (p - 2) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
+        return grad_a, None, None, None
+
+
+# --- batched matrix product ------------------------------------------------------------------
+
+class Bmm(Function):
+    node_name = "BmmBackward0"
+    saved_names = ("self", "mat2")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a._data.bmm(b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return (Bmm.apply(grad, b.transpose(1, 2)) if b is not None else None,
+                Bmm.apply(a.transpose(1, 2), grad) if a is not None else None)

@@ -1,0 +1,239 @@
+"""Pointwise ops: exp, log, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill."""
+import torch
+
+from ..function import Function, constant
+
+
+# --- unary -----------------------------------------------------------------------------------
+
+# BEGIN EXERCISE 1
+class Exp(Function):
+    """d exp(a)/da = exp(a): the backward needs the output, so torch saves the *result*, not the input."""
+
+    node_name = "ExpBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        """Save the result (the storage you return) and return it."""
+        result = a._data.exp()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        """The gradient for a, from the saved result."""
+        (result,) = ctx.saved_tensors
+        return grad * result
+# END EXERCISE 1
+
+
+class Log(Function):
+    node_name = "LogBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a._data.log()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad / a
+
+
+class Relu(Function):
+    node_name = "ReluBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.relu()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return ThresholdBackward.apply(grad, result)
+
+
+class ThresholdBackward(Function):
+    """relu's backward, grad where result > 0 else 0, in one kernel (torch's threshold_backward).
+
+    It is an op itself, so with create_graph=True relu's backward can be differentiated again.
+    """
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.result = result
+        return torch.ops.aten.threshold_backward.default(grad._data, result._data, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ThresholdBackward.apply(grad, ctx.result), None
+
+
+class Tanh(Function):
+    node_name = "TanhBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.tanh()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return TanhBackward.apply(grad, result)
+
+
+class TanhBackward(Function):
+    """tanh's backward, grad * (1 - result²), in one kernel (torch's tanh_backward): one op instead
+    of three. An op itself, so with create_graph=True it can be differentiated again."""
+
+    node_name = "TanhBackwardBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        return torch.ops.aten.tanh_backward.default(grad._data, result._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, result = ctx.saved_tensors
+        need_grad, need_result = ctx.needs_input_grad
+        return (TanhBackward.apply(g, result) if need_grad else None,
+                g * grad * -2 * result if need_result else None)
+
+
+class Sigmoid(Function):
+    node_name = "SigmoidBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.sigmoid()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return SigmoidBackward.apply(grad, result)
+
+
+class SigmoidBackward(Function):
+    """sigmoid's backward, grad * result * (1 - result), in one kernel (torch's sigmoid_backward)."""
+
+    node_name = "SigmoidBackwardBackward0"
+    saved_names = ("grad_output", "output")
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_for_backward(grad, result)
+        return torch.ops.aten.sigmoid_backward.default(grad._data, result._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, result = ctx.saved_tensors
+        need_grad, need_result = ctx.needs_input_grad
+        return (SigmoidBackward.apply(g, result) if need_grad else None,
+                g * grad * (1 - 2 * result) if need_result else None)
+
+
+class Abs(Function):
+    node_name = "AbsBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a._data.abs()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * constant(a._data.sign())
+
+
+class Clone(Function):
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a, memory_format=torch.preserve_format):
+        return a._data.clone(memory_format=memory_format)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class ToCopy(Function):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype, device):
+        ctx.source = (a.dtype, a.device)
+        return a._data.to(dtype=dtype, device=device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dtype, device = ctx.source
+        return grad.to(dtype=dtype, device=device), None, None
+
+
+# --- rounding and roots ------------------------------------------------------------------------
+
+class Round(Function):
+    """Piecewise constant: its gradient is zero everywhere (torch's ``zeros_like(grad)``, no graph)."""
+
+    node_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a._data.round()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return constant(torch.zeros_like(grad._data))
+
+
+class Sqrt(Function):
+    node_name = "SqrtBackward0"
+    saved_names = ("result",)
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.sqrt()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad / (2 * result)
+
+
+class MaskedFill(Function):
+    """``a.masked_fill(mask, number)``: the filled places get no gradient. The mask (storage) is not
+    an input of the node, as in torch."""
+
+    node_name = "MaskedFillBackward0"
+    saved_names = ("mask",)
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.save_for_backward(constant(mask))
+        return a._data.masked_fill(mask, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return MaskedFill.apply(grad, mask._data, 0), None, None

@@ -1,0 +1,347 @@
+"""Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, matmul): each
+builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+import torch
+
+from . import ops
+
+Tensor = None
+"""``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
+imports it): minigrad.tensor binds it here once the class exists."""
+
+
+_WRAPPED_NUMBERS = {}
+
+
+def wrap_number(value, like):
+    """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``.
+
+    A float next to a floating tensor is kept in double precision (0-dim tensors don't change the
+    result's dtype, so float64 math stays exact); next to an integer tensor it gets the default dtype.
+    Next to a 0-dim tensor it takes that tensor's floating dtype: torch's wrapped numbers never
+    promote, but two 0-dim tensors would.
+    """
+    dtype = None
+    if isinstance(value, float) and like.is_floating_point():
+        dtype = torch.float64 if like.dim() else like.dtype
+    key = (type(value), value, dtype)
+    tensor = _WRAPPED_NUMBERS.get(key)
+    if tensor is None:
+        if len(_WRAPPED_NUMBERS) > 4096:
+            _WRAPPED_NUMBERS.clear()
+        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=dtype))
+        tensor._is_wrapped_number = True
+    return tensor
+
+
+def _as_tensor(value, like):
+    return value if isinstance(value, Tensor) else wrap_number(value, like._data)
+
+
+class TensorOps:
+    """The methods of Tensor that build an op (``minigrad.ops``) on the tensor; Tensor inherits them."""
+
+    # --- ops ---------------------------------------------------------------------------------
+    def __add__(self, other):
+        return ops.Add.apply(self, _as_tensor(other, self))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return ops.Sub.apply(self, _as_tensor(other, self))
+
+    def __rsub__(self, other):
+        return ops.Rsub.apply(self, other)
+
+    def __mul__(self, other):
+        return ops.Mul.apply(self, _as_tensor(other, self))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        return ops.Div.apply(self, _as_tensor(other, self))
+
+    def __rtruediv__(self, other):
+        return ops.Mul.apply(ops.Reciprocal.apply(self), _as_tensor(other, self))
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor):
+            return ops.PowTensor.apply(self, exponent)
+        return ops.Pow.apply(self, exponent)
+
+    def __rpow__(self, base):
+        return ops.PowScalarBase.apply(base, self)
+
+    def __neg__(self):
+        return ops.Neg.apply(self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    mul, div, pow, neg = __mul__, __truediv__, __pow__, __neg__
+
+    def add(self, other, alpha=1):
+        return ops.AddScaled.apply(self, _as_tensor(other, self), alpha) if alpha != 1 else self + other
+
+    def sub(self, other, alpha=1):
+        return ops.SubScaled.apply(self, _as_tensor(other, self), alpha) if alpha != 1 else self - other
+
+    def __eq__(self, other):
+        return Tensor(self._data == _storage(other))
+
+    def __ne__(self, other):
+        return Tensor(self._data != _storage(other))
+
+    def __lt__(self, other):
+        return Tensor(self._data < _storage(other))
+
+    def __le__(self, other):
+        return Tensor(self._data <= _storage(other))
+
+    def __gt__(self, other):
+        return Tensor(self._data > _storage(other))
+
+    def __ge__(self, other):
+        return Tensor(self._data >= _storage(other))
+
+    def exp(self):
+        return ops.Exp.apply(self)
+
+    def log(self):
+        return ops.Log.apply(self)
+
+    def relu(self):
+        return ops.Relu.apply(self)
+
+    def tanh(self):
+        return ops.Tanh.apply(self)
+
+    def sigmoid(self):
+        return ops.Sigmoid.apply(self)
+
+    def abs(self):
+        return ops.Abs.apply(self)
+
+    def reciprocal(self):
+        return ops.Reciprocal.apply(self)
+
+    def clone(self):
+        return ops.Clone.apply(self)
+
+    def sum(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Sum.apply(self)
+        return ops.SumDim.apply(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Mean.apply(self)
+        return ops.MeanDim.apply(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Max.apply(self)
+        values, indices = self._data.max(dim, keepdim)
+        return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
+
+    def argmax(self, dim=None, keepdim=False):
+        return Tensor(self._data.argmax(dim, keepdim))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """torch's rule: the Frobenius norm of up to two dims, and numeric orders, are vector norms."""
+        if isinstance(p, str) and (p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+            raise NotImplementedError("minigrad's norm takes vector norms (numeric p, or 'fro' over at most 2 dims)")
+        dim = (dim,) if isinstance(dim, int) else dim
+        return ops.LinalgVectorNorm.apply(self, 2 if p == "fro" else p, dim, keepdim)
+
+    def softmax(self, dim):
+        return ops.Softmax.apply(self, dim)
+
+    def log_softmax(self, dim):
+        return ops.LogSoftmax.apply(self, dim)
+
+    def round(self):
+        return ops.Round.apply(self)
+
+    def sqrt(self):
+        return ops.Sqrt.apply(self)
+
+    def masked_fill(self, mask, value):
+        return ops.MaskedFill.apply(self, mask._data, value)
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False):
+        output, inverse, counts = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
+        extra = (inverse,) * return_inverse + (counts,) * return_counts
+        return (output, *extra) if extra else output
+
+    def bmm(self, mat2):
+        return ops.Bmm.apply(self, mat2)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return ops.Mm.apply(self, other)
+
+    def mv(self, vec):
+        return ops.Mv.apply(self, vec)
+
+    def dot(self, other):
+        return ops.Dot.apply(self, other)
+
+    def t(self):
+        if self.dim() > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return ops.T.apply(self)
+
+    def transpose(self, dim0, dim1):
+        return ops.Transpose.apply(self, dim0, dim1)
+
+    def view(self, *shape):
+        return ops.View.apply(self, _shape_arg(shape))
+
+    def reshape(self, *shape):
+        shape = _shape_arg(shape)
+        try:
+            self._data.view(shape)
+        except RuntimeError:
+            self._data.reshape(shape)
+            return ops.UnsafeView.apply(ops.Clone.apply(self, torch.contiguous_format), shape)
+        if not self._data.is_contiguous():
+            return ops.ReshapeAlias.apply(self, shape)
+        return ops.View.apply(self, shape)
+
+    def contiguous(self):
+        return self if self._data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+
+    def unflatten(self, dim, sizes):
+        dim = dim % max(self.dim(), 1)
+        return ops.View.apply(self, (*self.shape[:dim], *sizes, *self.shape[dim + 1:]))
+
+    def expand(self, *shape):
+        return ops.Expand.apply(self, _shape_arg(shape))
+
+    def unsqueeze(self, dim):
+        return ops.Unsqueeze.apply(self, dim)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return ops.Squeeze.apply(self)
+        if isinstance(dim, int):
+            return ops.SqueezeDim.apply(self, dim)
+        return ops.SqueezeDims.apply(self, tuple(dim))
+
+    def __getitem__(self, key):
+        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch. A
+        key that leaves the whole tensor gives a new view all the same: a slice for a lone slice
+        (``x[:]``), an alias for a tuple or ``...``, as in torch."""
+        out = self._indexed(key)
+        if out is not self:
+            return out
+        return ops.Slice.apply(self, 0, key) if isinstance(key, slice) else ops.Alias.apply(self)
+
+    def _indexed(self, key):
+        """``self[key]`` as torch's indexing makes it before ``__getitem__`` makes it a new tensor: a
+        slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is a select
+        alone), so a key of such slices and ``...`` gives self (what ``x[:] = v`` edits)."""
+        if not isinstance(key, tuple):
+            if self.dim() == 0 and isinstance(key, (int, slice)):
+                raise IndexError(_zero_dim_index_error(key))
+            key = (key,)
+        if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis for k in key):
+            raise TypeError("minigrad indexes with ints, slices, None and ... only")
+        specified = sum(k is not None and k is not Ellipsis for k in key)
+        if specified > self.dim():
+            raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+        if Ellipsis in key:
+            at = key.index(Ellipsis)
+            key = key[:at] + (slice(None),) * (self.dim() - specified) + key[at + 1:]
+        out, dim = self, 0
+        for k in key:
+            if k is None:
+                out = ops.Unsqueeze.apply(out, dim)
+                dim += 1
+            elif isinstance(k, slice):
+                if not _whole(k, out.shape[dim]):
+                    out = ops.Slice.apply(out, dim, k)
+                dim += 1
+            else:
+                out = ops.Select.apply(out, dim, _check_index(out, dim, k))
+        return out
+
+
+class MaxResult(tuple):
+    """``torch.return_types.max``: a (values, indices) pair with names."""
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def _storage(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
+def _shape_arg(shape):
+    return tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+
+
+def _whole(piece, size):
+    """Whether a slice takes a whole dim of ``size``, in order (torch's indexing leaves that dim as it is)."""
+    return piece.start in (None, 0) and (piece.stop is None or piece.stop >= size) and piece.step in (None, 1)
+
+
+def _zero_dim_index_error(key):
+    """torch's message for a lone int or slice indexing a 0-dim tensor (its indexing's fast paths
+    check these before counting indices)."""
+    if isinstance(key, slice):
+        return "slice() cannot be applied to a 0-dim tensor."
+    if key == 0:
+        return ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
+                "convert a 0-dim tensor to a number")
+    return f"index {key} is out of bounds for dimension 0 with size 0"
+
+
+def _check_index(tensor, dim, index):
+    size = tensor.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    return index % size
+
+
+def matmul(a, b):
+    """torch.matmul with torch's nodes: dot, mv, mm, mm between unsqueeze and squeeze_ for a vector
+    on the left, and for a batch on the left of a matrix, mm on the batch folded into rows."""
+    if a.dim() == 0 or b.dim() == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.dim()}D and {b.dim()}D")
+    if a.dim() == 2 and b.dim() == 2:
+        return ops.Mm.apply(a, b)
+    if a.dim() == 2 and b.dim() == 1:
+        return ops.Mv.apply(a, b)
+    if a.dim() == 1 and b.dim() == 1:
+        return ops.Dot.apply(a, b)
+    if a.dim() == 1 and b.dim() == 2:
+        return ops.SqueezeDimInplace.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), 0)
+    if a.dim() > 2 and b.dim() == 2:
+        rows = ops.Mm.apply(a.reshape(-1, a.shape[-1]), b)
+        return ops.UnsafeView.apply(rows, (*a.shape[:-1], b.shape[-1]))
+    if a.dim() > 2 and b.dim() > 2:
+        return _batched_matmul(a, b)
+    raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, a batch times a matrix, or two batches")
+
+
+def _batched_matmul(a, b):
+    """Batch times batch, as torch: broadcast the batch dims, fold them into one, bmm, unfold."""
+    n, p = a.shape[-2], b.shape[-1]
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    count = batch.numel()
+    folded_a = a.expand(*batch, *a.shape[-2:]).reshape(count, *a.shape[-2:])
+    folded_b = b.expand(*batch, *b.shape[-2:]).reshape(count, *b.shape[-2:])
+    return ops.UnsafeView.apply(ops.Bmm.apply(folded_a, folded_b), (*batch, n, p))
