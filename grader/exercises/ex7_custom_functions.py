@@ -493,7 +493,37 @@ check("the error naming output 1 and input 1, word for word", mismatch_named, me
 # 2. Return `grad_output`, unsqueezed at `ctx.dim`, times that softmax; and `None` for `dim`.
 #
 # </details>
-# %% part StableLogSumExp
+# %% answer StableLogSumExp
+class StableLogSumExp(Function):
+    """``log(sum(exp(x)))`` over ``dim``, as ``torch.logsumexp(x, dim)``.
+
+    Computed shifted by each row's max m: ``m + log(sum(exp(x - m)))``, so exp never sees a positive
+    number and cannot overflow (a row of 1000s gives 1000 + log n, not inf). A row whose max is
+    infinite is shifted by 0 instead, since ``-inf - -inf`` is nan: a row of -inf (fully masked)
+    gives -inf, a row holding inf gives inf, as torch.logsumexp does.
+
+    Its gradient is the softmax of x over ``dim``, times grad_output (which has no ``dim``: put it
+    back to broadcast), computed with the same shift; ``dim`` is not a tensor: its gradient is None.
+    """
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ### BEGIN SOLUTION
+        ctx.dim = dim
+        shift = x.max(dim=dim, keepdim=True).values
+        shift = shift.masked_fill(shift.abs() == math.inf, 0)
+        ctx.save_for_backward(x, shift)
+        return (x - shift).exp().sum(dim=dim, keepdim=True).log().squeeze(dim) + shift.squeeze(dim)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, shift = ctx.saved_tensors
+        shifted = (x - shift).exp()
+        softmax = shifted / shifted.sum(dim=ctx.dim, keepdim=True)
+        return grad_output.unsqueeze(ctx.dim) * softmax, None
+        ### END SOLUTION
 # %% locked plug-lse
 StableLogSumExp = graded(StableLogSumExp)
 # %% code
@@ -614,7 +644,25 @@ check("gradgradcheck: the backward's own backward", lse_checked, (2, 3), 1, True
 # 2. Backward: return `grad_output` as it is, and `None` for `num_bits`.
 #
 # </details>
-# %% part StraightThroughEstimator
+# %% answer StraightThroughEstimator
+class StraightThroughEstimator(Function):
+    """Rounds x to a grid of ``2 ** num_bits - 1`` steps per unit (``round(x * scale) / scale``), and
+    passes the gradient back unchanged, as if forward were the identity: rounding's own derivative
+    is 0 wherever it exists, which would stop every gradient. ``num_bits`` is not a tensor: its
+    gradient is None."""
+
+    @staticmethod
+    def forward(ctx, x, num_bits=8):
+        ### BEGIN SOLUTION
+        scale = 2 ** num_bits - 1
+        return x.mul(scale).round().div(scale)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        return grad_output, None
+        ### END SOLUTION
 # %% locked plug-ste
 StraightThroughEstimator = graded(StraightThroughEstimator)
 # %% tests test-ste 2+1
