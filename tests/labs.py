@@ -1,7 +1,8 @@
 """What the browser tests share (tests/test_ui.py, tests/test_learner_path.py,
 tests/test_instructor_path.py, tests/test_hub.py): Debian's chromium; a server waited for until it
 answers; JupyterLab started as ``./run lab`` starts it, for a learner or an instructor, on a scratch
-copy of the course; pressing Validate; screenshots; the lab's menus."""
+copy of the course; pressing Validate; screenshots; the lab's menus; waiting for a kernel, typing over
+a cell."""
 import contextlib
 import os
 import re
@@ -18,6 +19,8 @@ import pytest
 from grader.build import ROOT
 
 SHOTS = ROOT / "screenshots"
+LONG = 120_000  # ms: a cold kernel on a busy two-core machine
+SHORT = 30_000  # ms: the page's answer to a click
 CHROMIUM = Path("/usr/bin/chromium")
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
@@ -121,3 +124,15 @@ def menu(page, menu_name, command, only=False):
         shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)").all_inner_texts()
         assert len(shown) == 1, f"{menu_name} shows {[text.strip() for text in shown]}"
     item.click()
+
+
+def wait_for_kernel(page):
+    """Until the notebook's kernel has started (cells run before it would ask which kernel to start)."""
+    page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=LONG)
+
+
+def replace_cell_source(page, cell, source):
+    """Type ``source`` over the cell's code, as a learner who selects it all and types."""
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(source)

@@ -14,6 +14,7 @@ from grader import build, verdicts
 from grader.build import ROOT, exercise_specs, nbgrader_env
 from grader.parts import find_parts, stub
 from grader.sandbox import check_available
+from submissions import reference_solutions, submission_like
 
 EXERCISES = [spec.stem for spec in exercise_specs(ROOT)]
 
@@ -142,35 +143,9 @@ def _submission(root, exercise, student, change_solution):
     """Submit the released folder, with each solution cell's code replaced by ``change_solution(id, code)``."""
     folder = root / ".course" / "submitted" / student / exercise
     shutil.copytree(root / "exercises" / exercise, folder)
-    reference = _reference_solutions(root, exercise)
+    reference = reference_solutions(root, exercise)
     path = folder / f"{exercise}.ipynb"
-    _submission_like(path, change_solution, reference)
-
-
-def max_score(root, exercise):
-    """The points an exercise is worth, from its source notebook."""
-    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
-    return sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in source.cells)
-
-
-def _reference_solutions(root, exercise):
-    """The solution cells of the source notebook, without nbgrader's markers, by grade_id."""
-    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
-    return {c.metadata["nbgrader"]["grade_id"]: _without_markers(c.source) for c in source.cells
-            if c.metadata.get("nbgrader", {}).get("solution")}
-
-
-def _submission_like(path, change_solution, reference):
-    notebook = nbformat.read(path, as_version=4)
-    for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in reference:
-            cell.source = change_solution(grade_id, reference[grade_id], cell.source)
-    nbformat.write(notebook, path)
-
-
-def _without_markers(code):
-    return "\n".join(line for line in code.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+    submission_like(path, change_solution, reference)
 
 
 def _mistaken(exercise):
@@ -255,7 +230,7 @@ def test_learner_validate_on_exercise_3(course, filled, verdict):
 
 def _fill_in(root, exercise, path):
     """The learner's work: the released notebook with each solution cell written as the reference."""
-    _submission_like(path, lambda grade_id, reference, released: reference, _reference_solutions(root, exercise))
+    submission_like(path, lambda grade_id, reference, released: reference, reference_solutions(root, exercise))
 
 
 def test_without_triton_exercise_9_says_how_to_get_it():

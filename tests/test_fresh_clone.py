@@ -25,7 +25,7 @@ import labs
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
 from labs import browser, free_port, needs_chromium, wait_until_up  # noqa: F401 - browser is a fixture
-from test_exercises import _reference_solutions, _submission_like, max_score
+from submissions import max_score, reference_solutions, submission_like
 
 if check_available() and not os.environ.get("CI"):  # .ci/run installs bubblewrap, which the README's autograde needs
     pytest.skip(check_available(), allow_module_level=True)
@@ -75,7 +75,7 @@ def submit(clone, home, student, change=None):
         if args is None:
             def edit(grade_id, reference, released):
                 return reference.replace(change[1], change[2]) if change and grade_id == change[0] else reference
-            _submission_like(home / EXERCISE / f"{EXERCISE}.ipynb", edit, _reference_solutions(clone, EXERCISE))
+            submission_like(home / EXERCISE / f"{EXERCISE}.ipynb", edit, reference_solutions(clone, EXERCISE))
             continue
         subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=home, env=env, check=True, capture_output=True,
                        timeout=300)

@@ -21,34 +21,12 @@ from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.devices import grading_device
 from grader.sandbox import check_available
-from test_exercises import _reference_solutions, max_score
+from submissions import EXERCISE, FULL, NOTEBOOK, RELEASE_PART, RIGHT, WRONG, reference_solutions, write_submission
 
 pytestmark = pytest.mark.skipif(bool(check_available()), reason=f"no sandbox here: {check_available()}")
-EXERCISE = "ex3_freeing"
-NOTEBOOK = f"{EXERCISE}.ipynb"
-FULL = max_score(ROOT, EXERCISE)
-RELEASE_PART = "BackwardFunction-_release_saved"
-RIGHT, WRONG = "tuple(None if s is None else _FREED for s in self._saved)", "tuple(_FREED for s in self._saved)"
-
-
 def solved(root, replace=None):
     """The reference solution cells, some replaced ({grade_id: source})."""
-    return {**_reference_solutions(root, EXERCISE), **(replace or {})}
-
-
-def write_submission(root, student, solutions=None, edit=None):
-    folder = root / ".course" / "submitted" / student / EXERCISE
-    shutil.copytree(root / "exercises" / EXERCISE, folder)
-    path = folder / NOTEBOOK
-    if solutions is not None:
-        notebook = nbformat.read(path, as_version=4)
-        for cell in notebook.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id in solutions:
-                cell.source = solutions[grade_id]
-        nbformat.write(notebook, path)
-    if edit:
-        edit(folder, path)
+    return {**reference_solutions(root, EXERCISE), **(replace or {})}
 
 
 def notebook_edit(change):

@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 from grader.build import ROOT
-from labs import CHROMIUM, browser, free_port, validate, wait_until_up  # noqa: F401 - browser is a fixture
-from test_exercises import _reference_solutions
-from test_learner_path import LONG, SHORT, menu, replace_cell_source, wait_for_kernel
+from labs import (CHROMIUM, LONG, SHORT, browser, free_port, menu, replace_cell_source, validate,  # noqa: F401
+                  wait_for_kernel, wait_until_up)  # browser is a fixture
+from submissions import reference_solutions
 
 PREFIX = Path(os.environ.get("HUB_PREFIX", "/opt/minigrad-hub"))
 EXCHANGE = Path(os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange"))
@@ -224,7 +224,7 @@ def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F
     runtime = home("learner1") / ".local" / "share" / "jupyter" / "runtime"
     newest = max(runtime.glob("kernel-*.json"), key=lambda path: path.stat().st_mtime)
     assert json.loads(newest.read_text())["transport"] == "ipc"  # no TCP port to collide on
-    for part in _reference_solutions(ROOT, EXERCISE).values():
+    for part in reference_solutions(ROOT, EXERCISE).values():
         cell = panel.locator(".jp-CodeCell", has_text=part.splitlines()[0])
         expect(cell).to_contain_text("raise NotImplementedError()", timeout=SHORT)
         replace_cell_source(page, cell, part)

@@ -33,7 +33,7 @@ from grader.build import ROOT, nbgrader_env, stage
 from grader.sandbox import check_available
 import labs
 from labs import browser, menu, needs_chromium, serve  # noqa: F401 - browser is a fixture
-from test_exercises import _reference_solutions, _submission_like, max_score
+from submissions import max_score, reference_solutions, submission_like
 
 pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
@@ -59,7 +59,7 @@ def _submit(root, student, change):
     random = base64.urlsafe_b64encode(os.urandom(9)).decode("ascii")
     folder = root / ".course" / "exchange" / "minigrad" / "inbound" / f"{student}+{EXERCISE}+{stamp}+{random}"
     shutil.copytree(root / "exercises" / EXERCISE, folder)
-    _submission_like(folder / f"{EXERCISE}.ipynb", change, _reference_solutions(root, EXERCISE))
+    submission_like(folder / f"{EXERCISE}.ipynb", change, reference_solutions(root, EXERCISE))
     (folder / "timestamp.txt").write_text(stamp)
 
 

@@ -23,14 +23,13 @@ import pytest
 
 from grader.build import ROOT, stage
 import labs
-from labs import browser, menu, needs_chromium, serve, validate  # noqa: F401 - browser is a fixture
-from test_exercises import _reference_solutions
+from labs import (LONG, SHORT, browser, menu, needs_chromium, replace_cell_source, serve, validate,  # noqa: F401
+                  wait_for_kernel)  # browser is a fixture
+from submissions import reference_solutions
 
 pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
 COPIED = ("minigrad", "grader", "course", "exercises", "solutions")
-LONG = 120_000  # ms: a cold kernel on a busy two-core machine
-SHORT = 30_000  # ms: the page's answer to a click
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +67,6 @@ def open_notebook(page, lab, path):
     return panel
 
 
-def wait_for_kernel(page):
-    """Until the notebook's kernel has started (cells run before it would ask which kernel to start)."""
-    page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=LONG)
-
-
 def _shut_down_kernels(lab):
     headers = {"Authorization": f"token {lab['token']}"}
     with urllib.request.urlopen(urllib.request.Request(f"{lab['url']}/api/kernels", headers=headers)) as answer:
@@ -101,13 +95,6 @@ def run_all(page, panel):
     assert all(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts), f"cells not run: {prompts}"
     errors = panel.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     assert errors.count() == 0, errors.all_text_contents()
-
-
-def replace_cell_source(page, cell, source):
-    """Type ``source`` over the cell's code, as a learner who selects it all and types."""
-    cell.locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text(source)
 
 
 def test_start_here_runs_and_its_predict_cell_answers(page, lab):
@@ -198,7 +185,7 @@ def test_fetch_validate_submit_from_the_assignment_list(page, lab):
     wait_for_kernel(page)
     expect(page.locator("[data-type='document-title'].lm-mod-current")).to_contain_text(f"{EXERCISE}.ipynb",
                                                                                         timeout=SHORT)
-    reference = _reference_solutions(lab["root"], EXERCISE)
+    reference = reference_solutions(lab["root"], EXERCISE)
     for part in reference.values():
         signature = part.splitlines()[0]
         cell = panel.locator(".jp-CodeCell", has_text=signature)

@@ -13,8 +13,7 @@ import pytest
 from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from test_exercises import _reference_solutions
-from test_hostile import EXERCISE, FULL, RIGHT, RELEASE_PART, WRONG, write_submission
+from submissions import EXERCISE, FULL, RELEASE_PART, RIGHT, WRONG, reference_solutions, write_submission
 
 BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
 pytestmark = pytest.mark.skipif(not BINARIES, reason="Debian's postgresql is not installed")
@@ -53,7 +52,7 @@ def test_parallel_graders_share_a_postgresql_gradebook(tmp_path, database):
         config.write(f"c.CourseDirectory.db_url = {database!r}\n")
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], cwd=root,
                    env=nbgrader_env(root), check=True, capture_output=True)
-    reference = _reference_solutions(root, EXERCISE)
+    reference = reference_solutions(root, EXERCISE)
     mistaken = {**reference, RELEASE_PART: reference[RELEASE_PART].replace(RIGHT, WRONG)}
     for number, solutions in enumerate([reference, None, mistaken] * 2):
         write_submission(root, f"learner-{number}", solutions)

@@ -64,3 +64,15 @@ def test_architecture_names_every_module_and_only_what_exists():
     named = re.findall(r"`((?:minigrad|grader|course|hub)/[\w/.*-]*)`", text)
     gone = [path for path in named if not any(ROOT.glob(path.rstrip("/").replace("exN_", "ex*_")))]
     assert not gone, f"ARCHITECTURE.md names what does not exist: {gone}"
+
+
+def test_no_test_module_imports_another():
+    """Tests share helpers through support modules (tests/parity.py, labs.py, submissions.py), never
+    by importing another test module."""
+    found = []
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.split(".")[-1].startswith("test_")]
+    assert not found, found

@@ -15,7 +15,7 @@ import pytest
 
 from grader.build import ROOT
 from labs import browser, needs_chromium, serve, shot, validate  # noqa: F401 - browser is a fixture
-from test_exercises import _reference_solutions, _submission_like
+from submissions import reference_solutions, submission_like
 
 pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
@@ -27,7 +27,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "grader", root / "grader", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "solutions", root / "solutions")
-    reference = _reference_solutions(root, EXERCISE)
+    reference = reference_solutions(root, EXERCISE)
     shutil.copytree(ROOT / "course", root / "course", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copytree(ROOT / "exercises" / EXERCISE, root / "untouched")
     shutil.copytree(ROOT / "exercises" / EXERCISE, root / "slow")
@@ -40,7 +40,7 @@ def lab(tmp_path_factory):
                              "tuple(None if s is None else _FREED for s in self._saved)",
                              "tuple(_FREED for s in self._saved)"))):
         shutil.copytree(ROOT / "exercises" / EXERCISE, root / name)
-        _submission_like(root / name / f"{EXERCISE}.ipynb", change, reference)
+        submission_like(root / name / f"{EXERCISE}.ipynb", change, reference)
     with serve(root, tmp_path_factory.mktemp("labstate"), "learner") as server:
         yield server
 

@@ -13,7 +13,7 @@ import pytest
 from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from test_exercises import _reference_solutions, _submission_like, max_score
+from submissions import max_score, reference_solutions, submission_like
 
 EXERCISE = "ex3_freeing"
 FULL = max_score(ROOT, EXERCISE)
@@ -37,7 +37,7 @@ def _learner(root, name, edit):
 
 
 def _solve(folder, root):
-    _submission_like(folder / f"{EXERCISE}.ipynb", lambda gid, ref, released: ref, _reference_solutions(root, EXERCISE))
+    submission_like(folder / f"{EXERCISE}.ipynb", lambda gid, ref, released: ref, reference_solutions(root, EXERCISE))
 
 
 def _break_cell(body, root):
@@ -48,7 +48,7 @@ def _break_cell(body, root):
         return reference
 
     def edit(folder):
-        _submission_like(folder / f"{EXERCISE}.ipynb", change, _reference_solutions(root, EXERCISE))
+        submission_like(folder / f"{EXERCISE}.ipynb", change, reference_solutions(root, EXERCISE))
     return edit
 
 
