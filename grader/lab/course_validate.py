@@ -224,8 +224,12 @@ def serve():
             os._exit(0)
         os.close(write_end)
         os.waitpid(child, 0)
-        with os.fdopen(read_end, "rb") as lazy:
-            learned = lazy.read().decode().split()
+        os.set_blocking(read_end, False)  # the fork wrote at most PIPE_BUF bytes, at once, before it ended
+        try:  # (a process the cells left running may hold the pipe open: never wait for its end)
+            learned = os.read(read_end, select.PIPE_BUF).decode().split()
+        except BlockingIOError:
+            learned = []
+        os.close(read_end)
         for name in learned:  # after the answer: the learner's next Validate finds them imported
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
