@@ -9,7 +9,7 @@
 ``backprop`` does 1-3 for any way of "running a node"; ``run_backward`` decides what running
 means: hooks, autograd.grad's captures, then ``run_node``: ``node.apply`` and freeing what the
 node saved. An ``observer`` given to ``run_backward`` is handed each node as it is about to run
-(minigrad.viz's Stepper pauses the real backward there, one node at a time).
+(coursekit.viz's Stepper pauses the real backward there, one node at a time).
 """
 import heapq
 import sys
@@ -18,6 +18,14 @@ import warnings
 import torch
 
 from . import broadcast, grad_mode
+
+
+def runs_first(node, other):
+    """The engine's order, torch's ``CompareNodeTaskTime``: of two ready nodes, the newer (higher
+    ``_sequence_nr``) runs first. Nodes compare with it (it is ``Node.__lt__``), so the ready queue
+    is a heap of the nodes themselves (smallest first), and nodes with equal numbers (two leaves'
+    AccumulateGrad) come out of it in the order torch's binary heap gives them."""
+    return node._sequence_nr > other._sequence_nr
 
 
 # BEGIN EXERCISE 2
@@ -70,7 +78,7 @@ def backprop(roots, root_grads, call):
                 buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
             dependencies[node] -= 1
             if dependencies[node] == 0:
-                heapq.heappush(ready, node)  # ordered by Node.__lt__: newest first
+                heapq.heappush(ready, node)  # ordered by runs_first: newest first
 
     deliver(roots, root_grads)
     while ready:

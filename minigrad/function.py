@@ -13,7 +13,7 @@ import traceback
 
 import torch
 
-from . import grad_mode, releases, saved_tensors
+from . import engine, grad_mode, releases, saved_tensors
 # The node's saved entries (saved_tensors.py), and the names the course imports from here
 from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIED, _FREED,  # noqa: F401
                             PackedTensor, SavedTensor, anomaly_hint, op_name, save, tensor_description)
@@ -75,10 +75,7 @@ class Node:
         self._post_hooks.append(hook)
         return RemovableHandle(self._post_hooks, hook)
 
-    def __lt__(self, other):
-        """Order in the engine's ready queue (a heap, smallest first): the newer node first. Two
-        leaves' AccumulateGrad nodes have equal numbers: a tie, which the heap breaks as torch's does."""
-        return self._sequence_nr > other._sequence_nr
+    __lt__ = engine.runs_first  # the order of the engine's ready queue: the newer node first
 
     def apply(self, grads):
         """One gradient (or None) per edge, from the list of gradients of the node's outputs.

@@ -20,8 +20,8 @@
 #    - among ready nodes the newest runs first (highest `node._sequence_nr`). Nodes with equal
 #      numbers (two leaves' `AccumulateGrad`) come out in the order torch's ready queue, a binary
 #      heap, gives them: Python's `heapq` holding the nodes themselves gives the same order
-#      (`heapq.heappush(ready, node)`, `heapq.heappop(ready)`; nodes compare by `Node.__lt__`, the
-#      newer one first). Breaking ties yourself, by `id(node)` (an order that changes from run to
+#      (`heapq.heappush(ready, node)`, `heapq.heappop(ready)`; nodes compare by
+#      `minigrad.engine.runs_first`, which is `Node.__lt__`: the newer one first). Breaking ties yourself, by `id(node)` (an order that changes from run to
 #      run) or by arrival (another order once four or more are ready together), makes torch's
 #      hooks fire in a different order than yours;
 #    - what a node returns goes on along `node.next_functions`, one gradient per edge.
@@ -56,7 +56,7 @@ import heapq
 import torch
 
 import minigrad
-from minigrad.testing import check, graded
+from coursekit.testing import check, graded
 
 # %% markdown
 # ## Part 1 — `compute_dependencies`

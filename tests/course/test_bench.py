@@ -1,0 +1,73 @@
+"""The benchmarks still run (a bench that rots is found when someone needs its figures): each one
+in a small setting, with nothing activated, its own verdicts read back, and its figures held to
+bounds loose enough for a busy two-core machine and tight enough to catch a change of kind (an
+engine gone quadratic, a Validate that starts torch again)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from grader.build import ROOT, exercise_specs
+from grader.sandbox import check_available
+
+
+@pytest.fixture
+def bench(tmp_path):
+    """Run a bench script with nothing activated and Jupyter's state in ``tmp_path``."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for variable in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
+        env[variable] = str(tmp_path / variable.lower())
+
+    def run(*args):
+        done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+    return run
+
+
+def test_engine_bench_prints_every_ratio_within_reach_of_its_target(bench):
+    out = bench("bench/engine.py", "--quick", "--seconds", "0.2")
+    ratios = re.findall(r"^(\(\w\)).*ratio ([\d.]+)(?: \(target <= ([\d.]+)\))?$", out, re.M)
+    assert [case for case, _, _ in ratios] == ["(a)", "(b)", "(d)", "(e)", "(c)", "(c)"], out
+    for case, ratio, target in ratios:  # --quick on a busy machine: within 4x of the target
+        assert 0 < float(ratio) <= 4 * float(target or 2), (case, out)
+    scaling = float(re.search(r"backward time ratio: ([\d.]+) \(target <= ([\d.]+)", out)[1])
+    assert scaling <= 18, f"a chain 10x as long took {scaling}x as long: not linear\n{out}"
+
+
+def test_validate_bench_validates_every_solved_exercise(bench):
+    out = bench("bench/validate.py", "--runs", "1")
+    lines = [line for line in out.splitlines() if line.startswith("ex")]
+    assert len(lines) == 2 * len(exercise_specs(ROOT)) and all(line.endswith(" passes") for line in lines), out
+    for line in lines:
+        if "in JupyterLab" in line:  # the bench's target, and a warm checker's CPU time (0.3 s here)
+            median, cpu = re.search(r"median ([\d.]+) s .*?, ([\d.]+) CPU-s each", line).groups()
+            assert float(median) <= 5 and float(cpu) <= 1, line
+
+
+@pytest.mark.skipif(check_available() is not None and not os.environ.get("CI"),
+                    reason=f"the course's autograde sandboxes learner code: {check_available()}")
+def test_autograde_bench_gives_plain_nbgrader_s_grades(bench):
+    out = bench("bench/autograde.py", "--submissions", "3")
+    assert "identical grades: True" in out, out
+
+
+def test_memory_bench_matches_torch_byte_for_byte(bench):
+    out = bench("bench/memory.py")
+    ratios = re.findall(r"ratio ([\d.]+)", out)
+    assert len(ratios) == 4 and set(ratios) == {"1.00"}, out
+    assert int(re.search(r"\(b\)[^\n]*keeps (\d+)% less", out)[1]) >= 50, out
+    same = re.findall(r"same: (\w+)", out)
+    assert len(same) >= 6 and set(same) == {"True"}, "every byte alive during backward is torch's: " + out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/opt/minigrad-hub/venv/bin/jupyterhub"),
+                    reason="needs root and the class's hub (hub/setup.sh, which .ci/run runs)")
+def test_hub_load_bench_brings_two_learners_through(tmp_path):
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "bench/hub_load.py", "--learners", "2"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "N = 2: 0 failures" in done.stdout, done.stdout + done.stderr
+    assert re.search(r"validate +p50", done.stdout) and "learners per GiB" in done.stdout, done.stdout

@@ -1,0 +1,95 @@
+"""Issue 7: one module, one job, and the package's only import cycle is the inherent Tensor⇄Function."""
+import ast
+import re
+import sys
+from graphlib import CycleError, TopologicalSorter
+
+from grader.build import ROOT
+
+PACKAGE = ROOT / "minigrad"
+
+
+def _module_name(path):
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports():
+    """Module -> the package modules it imports, anywhere in the file (inside functions too)."""
+    paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                origin = node.module or ""
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    origin = ".".join(base + ([origin] if origin else []))
+                # `from . import ops` imports the module ops; `from .tensor import Tensor`, the module tensor
+                found |= {f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in paths else origin
+                          for alias in node.names}
+        graph[module] = {m for m in found if m in paths and m != module}
+    return graph
+
+
+def test_the_only_cycle_is_tensor_and_function():
+    """Every cycle goes through function -> tensor (Function.apply wraps its result in a Tensor):
+    without that one edge the import graph is acyclic."""
+    graph = imports()
+    assert "minigrad.tensor" in graph["minigrad.function"] and "minigrad.function" in graph["minigrad.tensor"]
+    graph["minigrad.function"].discard("minigrad.tensor")
+    try:
+        order = list(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        raise AssertionError(f"an import cycle besides tensor <-> function: {error.args[1]}") from None
+    assert order
+
+
+def test_engine_knows_nodes_only_by_their_interface():
+    """The engine imports neither the ops, nor the node classes, nor Tensor."""
+    assert imports()["minigrad.engine"] <= {"minigrad.broadcast", "minigrad.grad_mode"}
+
+
+def test_architecture_names_every_module_and_only_what_exists():
+    """ARCHITECTURE.md's module map is complete and true: each module of minigrad/, coursekit/ and grader/ is
+    named there, and every path it names exists."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    modules = [path for folder in ("minigrad", "coursekit", "grader") for path in (ROOT / folder).rglob("*.py")
+               if path.name not in ("__init__.py", "__main__.py") and "exercises" not in path.parts]
+    missing = [str(path.relative_to(ROOT)) for path in modules if f"`{path.relative_to(ROOT)}`" not in text]
+    assert not missing, f"ARCHITECTURE.md does not name: {missing}"
+    named = re.findall(r"`((?:minigrad|coursekit|grader|course|hub)/[\w/.*-]*)`", text)
+    gone = [path for path in named if not any(ROOT.glob(path.rstrip("/").replace("exN_", "ex*_")))]
+    assert not gone, f"ARCHITECTURE.md names what does not exist: {gone}"
+
+
+def test_no_test_module_imports_another():
+    """Tests share helpers through a support module (tests/grading/support.py; the engine's tests use
+    coursekit.testing), never by importing another test module."""
+    found = []
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.split(".")[-1].startswith("test_")]
+    assert not found, found
+
+
+def test_the_engines_tests_need_only_torch():
+    """tests/engine/ runs where only torch, pytest and hypothesis are installed (CI runs it on the
+    oldest torch minigrad follows): its modules import the standard library, those, minigrad and
+    coursekit.testing, nothing of the grader's or the course's."""
+    allowed = set(sys.stdlib_module_names) | {"torch", "pytest", "hypothesis", "minigrad", "coursekit.testing",
+                                              "conftest", "shim", "expected_failures", "not_ported"}
+    found = []
+    for path in (ROOT / "tests" / "engine").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in names
+                      if name.split(".")[0] not in allowed and name not in allowed]
+    assert not found, found

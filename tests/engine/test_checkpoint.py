@@ -1,0 +1,408 @@
+"""Issue 9, item 3: non-reentrant gradient checkpointing, as torch's — same gradients, the body run
+again in each backward that needs it, the forward's random numbers, retain_graph, no_grad; each
+scenario run with torch and with minigrad."""
+import warnings
+
+import pytest
+
+from coursekit.testing import assert_same, both, nearly_equal, outcome
+
+
+def block(torch, runs, after=None):
+    """A small body with saved tensors, that counts its runs (a side effect, as a print would be)."""
+    def body(x, w):
+        runs.append("start")
+        h = (x @ w).tanh()
+        out = (h * h.exp()).sum(dim=1)
+        if after is not None:
+            after.append("end")
+        return out
+    return body
+
+
+def with_and_without(torch, checkpointed):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(4, 5, requires_grad=True)
+    runs, ends = [], []
+    body = block(torch, runs, ends)
+    if checkpointed:
+        out = torch.utils.checkpoint.checkpoint(body, x, w, use_reentrant=False)
+    else:
+        out = body(x, w)
+    after_forward = len(runs)
+    out.sum().backward()
+    return out, x.grad, w.grad, after_forward, len(runs), len(ends)
+
+
+def test_same_gradients_and_the_body_runs_again_in_backward():
+    expected, actual = both(with_and_without, True)
+    plain = both(with_and_without, False)[0]
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected[:3] == plain[:3], "checkpointing changes no value or gradient"
+    assert expected[3:] == (1, 2, 1), "one run in forward, one in backward, stopped once all is recomputed"
+
+
+def retained(torch):
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, requires_grad=True)
+    w = torch.randn(4, 3, requires_grad=True)
+    runs = []
+    out = torch.utils.checkpoint.checkpoint(block(torch, runs), x, w, use_reentrant=False).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    return x.grad, w.grad, len(runs)
+
+
+def test_each_backward_recomputes_with_retain_graph():
+    assert_same(retained, close=True)
+
+
+def random_body(torch):
+    """Random numbers drawn in the body: the recomputation must draw the same ones."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def body(x):
+        noise = torch.rand(3, 4)
+        return (x * noise).exp().sum()
+
+    out = torch.utils.checkpoint.checkpoint(body, x, use_reentrant=False)
+    after = torch.rand(1)  # the generator moved on as if the body had run once
+    out.backward()
+    return out, x.grad, after
+
+
+def test_the_forwards_random_state_is_replayed():
+    assert_same(random_body, close=True)
+
+
+def not_preserved(torch):
+    torch.manual_seed(0)
+    x = torch.randn(3, requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(lambda x: (x * torch.rand(3)).exp().sum(), x, use_reentrant=False,
+                                            preserve_rng_state=False)
+    torch.manual_seed(0)
+    torch.randn(3)
+    reference = torch.rand(3)
+    out.backward()
+    return out, x.grad, reference
+
+
+def test_without_preserve_rng_state_the_recomputation_draws_anew():
+    assert_same(not_preserved, close=True)
+
+
+def under_no_grad(torch):
+    runs = []
+    x = torch.ones(2, 4, requires_grad=True)
+    w = torch.ones(4, 3)
+    with torch.no_grad():
+        out = torch.utils.checkpoint.checkpoint(block(torch, runs), x, w, use_reentrant=False)
+    return out, out.requires_grad, len(runs)
+
+
+def test_under_no_grad_the_body_just_runs():
+    assert_same(under_no_grad, close=True)
+
+
+def input_edited_in_place(torch):
+    x = torch.ones(2, 4, requires_grad=True)
+    a = x * 2
+    w = torch.ones(4, 3)
+    out = torch.utils.checkpoint.checkpoint(block(torch, []), a, w, use_reentrant=False).sum()
+    with torch.no_grad():
+        a.add_(1)
+    out.backward()
+
+
+def test_an_input_edited_after_the_forward_is_caught_by_its_version():
+    assert_same(input_edited_in_place)
+
+
+def through_autograd_grad(torch):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(4, 5, requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(block(torch, []), x, w, use_reentrant=False).sum()
+    return torch.autograd.grad(out, (x, w))
+
+
+def test_autograd_grad_through_a_checkpoint():
+    assert_same(through_autograd_grad, close=True)
+
+
+def keyword_arguments(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(lambda x, scale: (x.exp() * scale).sum(), x, scale=3.0,
+                                            use_reentrant=False)
+    out.backward()
+    return out, x.grad
+
+
+def test_keyword_arguments_reach_the_body():
+    assert_same(keyword_arguments, close=True)
+
+
+def without_use_reentrant(torch):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.utils.checkpoint.checkpoint(lambda x: x.exp().sum(), x)
+    out.backward()
+    return [str(w.message) for w in caught], x.grad
+
+
+def test_leaving_out_use_reentrant_gives_torchs_warning():
+    assert_same(without_use_reentrant, close=True)
+
+
+def reentrant(torch, case):
+    """The old form, use_reentrant=True: what it does differently, as torch does it."""
+    torch.manual_seed(0)
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    runs = []
+
+    def cube(x, scale=1.0):
+        runs.append(1)
+        return (x ** 3).sum() * scale
+
+    def run(*args, **kwargs):
+        return torch.utils.checkpoint.checkpoint(cube, *args, use_reentrant=True, **kwargs)
+
+    if case == "gradients, the node, the body's runs":
+        y = run(x)
+        name = y.grad_fn.name()
+        y.backward()
+        return y, name, x.grad, len(runs)
+    if case == "a layer on data that requires no grad":
+        first, second = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            hidden = torch.utils.checkpoint.checkpoint(first, torch.randn(2, 4), use_reentrant=True)
+        second(hidden).sum().backward()
+        return [str(w.message) for w in caught], hidden.requires_grad, first.weight.grad, second.weight.grad
+    if case == "a None among the arguments":
+        y = torch.utils.checkpoint.checkpoint(lambda x, nothing, scale: (x ** 3).sum() * scale, x, None, 2.0,
+                                              use_reentrant=True)
+        y.backward()
+        return y, x.grad
+    if case == "autograd.grad":
+        return outcome(lambda: torch.autograd.grad(run(x), x))
+    if case == "backward(inputs=)":
+        return outcome(lambda: run(x).backward(inputs=[x]))
+    if case == "a keyword argument":
+        return outcome(lambda: run(x, scale=2.0))
+    if case == "an output that needs no grad":
+        def detached(x):
+            with torch.no_grad():
+                return x * 2
+        out = torch.utils.checkpoint.checkpoint(detached, x, use_reentrant=True) + x
+        return outcome(lambda: out.sum().backward())
+    if case == "two outputs, dropout, a non-tensor argument":
+        def body(x, w, p):
+            h = torch.nn.functional.dropout(x @ w, p)
+            return h.tanh(), (h * h).sum()
+        w = torch.randn(2, 3, requires_grad=True)
+        a, b = torch.utils.checkpoint.checkpoint(body, x.expand(4, 2), w, 0.5, use_reentrant=True)
+        (a.sum() + b).backward()
+        return a, b, x.grad, w.grad
+
+
+@pytest.mark.parametrize("case", ["gradients, the node, the body's runs", "a layer on data that requires no grad",
+                                  "a None among the arguments",
+                                  "autograd.grad", "backward(inputs=)", "a keyword argument",
+                                  "an output that needs no grad", "two outputs, dropout, a non-tensor argument"])
+def test_the_reentrant_form_as_torchs(case):
+    """use_reentrant=True is torch's CheckpointFunction: a parameter used inside, on data that requires
+    no grad, gets none; autograd.grad, backward(inputs=) and keyword arguments are refused with
+    torch's errors; the forward's random state is replayed in the backward."""
+    assert_same(reentrant, case, close=True)
+
+
+def different_recomputation(torch):
+    """A body whose recomputation saves fewer tensors than its forward did."""
+    calls = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+
+    def body(x):
+        calls.append(1)
+        return x.exp().exp().sum() if len(calls) == 1 else x.sum() * 1.0
+
+    out = torch.utils.checkpoint.checkpoint(body, x, use_reentrant=False)
+    out.backward()
+
+
+def test_a_recomputation_that_saves_less_is_an_error():
+    expected, actual = both(different_recomputation)
+    assert expected[:2] == actual[:2] == ("error", "CheckpointError")
+    assert actual[2].split("\n")[:3] == expected[2].split("\n")[:3]
+
+
+def checkpointed_transformer(torch, n_layers=12, d_model=512, vocab=50000, nhead=8, checkpointed=True):
+    """The tutorial's CheckpointedTransformer, as the tutorial builds it (its sizes are the defaults),
+    and what the tutorial prints after one backward, plus the loss and two gradient norms."""
+    nn = torch.nn
+    checkpoint = torch.utils.checkpoint.checkpoint
+
+    class TransformerBlock(nn.Module):
+        def __init__(self, d_model=512, nhead=8):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+            self.ffn = nn.Sequential(nn.Linear(d_model, d_model * 4), nn.GELU(), nn.Linear(d_model * 4, d_model))
+            self.norm1 = nn.LayerNorm(d_model)
+            self.norm2 = nn.LayerNorm(d_model)
+
+        def forward(self, x):
+            attn_out, _ = self.attn(x, x, x)
+            x = self.norm1(x + attn_out)
+            ffn_out = self.ffn(x)
+            x = self.norm2(x + ffn_out)
+            return x
+
+    class CheckpointedTransformer(nn.Module):
+        def __init__(self, n_layers=12, d_model=512):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, d_model)
+            self.layers = nn.ModuleList([TransformerBlock(d_model, nhead) for _ in range(n_layers)])
+            self.output_proj = nn.Linear(d_model, vocab)
+
+        def forward(self, x):
+            x = self.embedding(x)
+            for layer in self.layers:
+                x = checkpoint(layer, x, use_reentrant=False) if checkpointed else layer(x)
+            return self.output_proj(x)
+
+    torch.manual_seed(0)
+    model = CheckpointedTransformer(n_layers=n_layers, d_model=d_model)
+    batch = torch.randint(0, vocab, (4, 64))
+    out = model(batch)
+    loss = out.sum()
+    loss.backward()
+    printed = [f"Output shape: {out.shape}",
+               f"Embedding gradient exists: {model.embedding.weight.grad is not None}",
+               f"Layer 0 attention gradient exists: {model.layers[0].attn.in_proj_weight.grad is not None}",
+               f"All parameters received gradients: {all(p.grad is not None for p in model.parameters())}"]
+    return printed, loss.item(), model.layers[0].attn.in_proj_weight.grad.norm().item(), \
+        model.embedding.weight.grad.norm().item()
+
+
+def test_the_tutorials_checkpointed_transformer_runs_unchanged():
+    """At the tutorial's own sizes: the same printout as torch, the same loss and gradients (to float
+    rounding: minigrad's attention is torch's ops one by one, torch's is fused)."""
+    expected, actual = both(checkpointed_transformer)
+    assert actual[0] == expected[0]
+    assert nearly_equal(actual[1:], expected[1:], rel=1e-3, abs_=1e-3), f"\ntorch:    {expected}\nminigrad: {actual}"
+
+
+def small_transformer_gradients(torch, checkpointed):
+    checkpointed_transformer(torch, n_layers=2, d_model=16, vocab=50, nhead=2, checkpointed=checkpointed)
+    torch.manual_seed(0)
+    return checkpointed_transformer(torch, n_layers=2, d_model=16, vocab=50, nhead=2, checkpointed=checkpointed)[1:]
+
+
+@pytest.mark.parametrize("checkpointed", [True, False], ids=["checkpointed", "plain"])
+def test_checkpointing_a_transformer_changes_no_gradient(checkpointed):
+    assert_same(small_transformer_gradients, checkpointed, close=True)
+
+
+# --- recomputation once in each backward, what comes back, what is kept ---------------------------------
+
+def saved_tensors_read_twice(torch):
+    """Recomputed tensors are handed out once in each backward: reading a node's saved tensors twice
+    there is an error (the next backward recomputes them again)."""
+    runs, seen = [], []
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            try:
+                ctx.saved_tensors
+            except RuntimeError as error:
+                seen.append(str(error))
+            return grad * w, grad * x
+
+    def body(x, w):
+        runs.append(len(runs))
+        return Scale.apply(x.exp(), w)
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], requires_grad=True)
+    out = torch.utils.checkpoint.checkpoint(body, x, w, use_reentrant=False)
+    out.sum().backward(retain_graph=True)
+    out.sum().backward()
+    return seen, len(runs), x.grad, w.grad
+
+
+def test_recomputed_tensors_are_handed_out_once_in_each_backward():
+    assert_same(saved_tensors_read_twice)
+
+
+def saved_tensor_that_needs_no_grad(torch):
+    """A saved tensor that needs no grad comes back as the very object saved, checkpointed or not."""
+    unpacked = []
+
+    class SaveSecond(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(y)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            unpacked.append(ctx.saved_tensors[0])
+            return grad, None
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = torch.tensor(2.0)
+    SaveSecond.apply(a, b).backward()
+    torch.utils.checkpoint.checkpoint(SaveSecond.apply, a, b, use_reentrant=False).backward()
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        out = SaveSecond.apply(a, b)
+    out.backward()
+    return [t is b for t in unpacked]
+
+
+def test_a_saved_tensor_that_needs_no_grad_comes_back_as_itself():
+    assert_same(saved_tensor_that_needs_no_grad)
+
+
+def nothing_recomputed_outlives_backward(torch):
+    """With early stop, the recomputation ends inside the pack hook; neither the forward's tensors
+    nor the recomputed ones outlive the backward, even without the cycle collector."""
+    import gc
+    import weakref
+    refs = []
+
+    class SaveClone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            y = t.clone()
+            ctx.save_for_backward(y)
+            refs.append(weakref.ref(y))
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            ctx.saved_tensors
+            return grad
+
+    x = torch.ones(2, 2, requires_grad=True)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        torch.utils.checkpoint.checkpoint(SaveClone.apply, x, use_reentrant=False).sum().backward()
+        return len(refs), [ref() is None for ref in refs]
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_nothing_recomputed_outlives_backward():
+    assert_same(nothing_recomputed_outlives_backward)

@@ -1,0 +1,297 @@
+"""Version counters and in-place ops, against torch: who shares a version counter, what bumps it,
+which in-place ops autograd refuses, how it rebases a non-leaf's grad_fn, and the exact message
+when a saved tensor was modified."""
+import contextlib
+import operator
+
+import pytest
+
+from coursekit.testing import assert_same, both, graph_signature, outcome
+
+# Each op edits ``t`` in place; ``w`` is a tensor of t's shape (its argument where it takes one).
+INPLACE = {
+    "add_": lambda t, w: t.add_(w),
+    "sub_": lambda t, w: t.sub_(w),
+    "add_(alpha)": lambda t, w: t.add_(w, alpha=3),
+    "sub_(alpha)": lambda t, w: t.sub_(w, alpha=3),  # once computed t + 3w, with w's gradient +3
+    "mul_": lambda t, w: t.mul_(w),
+    "div_": lambda t, w: t.div_(w),
+    "zero_": lambda t, w: t.zero_(),
+    "fill_": lambda t, w: t.fill_(2.5),
+    "copy_": lambda t, w: t.copy_(w),
+    "+=": lambda t, w: operator.iadd(t, w),
+    "-=": lambda t, w: operator.isub(t, w),
+    "*=": lambda t, w: operator.imul(t, w),
+    "/=": lambda t, w: operator.itruediv(t, w),
+    "x[i]=v": lambda t, w: operator.setitem(t, 0, w[0]),
+}
+
+# Tensors that share x's version counter (x is 2 x 3).
+SHARING = {
+    "x": lambda x: x,
+    "x[0]": lambda x: x[0],
+    "x.view(6)": lambda x: x.view(6),
+    "x.t()": lambda x: x.t(),
+    "x.detach()": lambda x: x.detach(),
+}
+
+
+
+def versions(torch, op, edited, leaf_under_no_grad):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=leaf_under_no_grad)
+    sharing = {name: make(x) for name, make in SHARING.items()}
+    data = x.data
+    target = sharing[edited]
+    w = torch.full(target.shape, 2.0)
+    with torch.no_grad() if leaf_under_no_grad else contextlib.nullcontext():
+        result = INPLACE[op](target, w)
+    return result is target, {name: t._version for name, t in sharing.items()}, data._version, x
+
+
+@pytest.mark.parametrize("leaf_under_no_grad", [False, True], ids=["plain tensor", "leaf under no_grad"])
+@pytest.mark.parametrize("edited", SHARING)
+@pytest.mark.parametrize("op", INPLACE)
+def test_in_place_op_bumps_the_version_shared_by_views_and_detach(op, edited, leaf_under_no_grad):
+    """Every in-place op, through x or any view or detach() of it, bumps the one counter they share
+    (also under no_grad), returns its target and edits x's memory; ``x.data`` has a counter of its own."""
+    assert_same(versions, op, edited, leaf_under_no_grad)
+
+
+def data_has_its_own_counter(torch):
+    x = torch.ones(3, requires_grad=True)
+    data = x.data
+    data.add_(1)
+    after_data_edit = (x._version, data._version)
+    with torch.no_grad():
+        x.mul_(3)
+    return after_data_edit, (x._version, data._version), x, data
+
+
+def test_x_data_does_not_share_the_version_counter():
+    """Edits through ``x.data`` go unseen by x's counter and the other way round, though memory is shared."""
+    assert_same(data_has_its_own_counter)
+
+
+def in_place_on_leaf(torch, op, edited):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    target = SHARING[edited](x)
+    w = torch.full(target.shape, 2.0)
+    return outcome(INPLACE[op], target, w), x._version, x
+
+
+@pytest.mark.parametrize("edited", ["x", "x[0]", "x.view(6)", "x.t()"])
+@pytest.mark.parametrize("op", INPLACE)
+def test_in_place_on_a_leaf_that_requires_grad_or_a_view_of_it(op, edited):
+    """On a leaf that requires grad every in-place op raises torch's leaf message (``x[i] = v`` and ops
+    on views raise the view message) and nothing changes."""
+    expected, actual = both(in_place_on_leaf, op, edited)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected[0][0] == "error"
+
+
+def view_asks_its_base(torch, op, made):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
+    if made == "before x required grad":
+        v = x[0]
+        x.requires_grad_()
+    else:
+        x.requires_grad_()
+        with torch.no_grad():
+            v = x[0]
+    seen = [v.requires_grad, v.is_leaf, v.grad_fn, repr(v)]
+    y = v * 2
+    y.sum().backward()
+    seen += [y.requires_grad, x.grad, outcome(INPLACE[op], v, torch.full((3,), 2.0))]
+    x.requires_grad_(False)
+    return seen + [v.requires_grad, x._version]
+
+
+@pytest.mark.parametrize("made", ["before x required grad", "under no_grad"])
+@pytest.mark.parametrize("op", INPLACE)
+def test_a_view_requires_grad_as_its_base_does_now(op, made):
+    """A view asks its base whether it requires grad each time (torch's DifferentiableViewMeta): made
+    before the base required grad, it requires grad, records ops that pass no gradient on, and an
+    in-place op on it is refused as on a view of a leaf."""
+    assert_same(view_asks_its_base, op, made)
+
+
+def in_place_on_non_leaf(torch, op):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    w = torch.tensor([[0.5, -1., 2.], [3., 0.25, -2.]], requires_grad=True)
+    y = x * x
+    INPLACE[op](y, w)
+    out = (y * torch.tensor([[1., 2., 3.], [4., 5., 6.]])).sum()
+    out.backward()
+    return y.grad_fn.name(), graph_signature(out), y, x.grad, w.grad
+
+
+@pytest.mark.parametrize("op", INPLACE)
+def test_in_place_on_a_non_leaf_rebases_its_grad_fn(op):
+    """An in-place op on a non-leaf makes it the output of a new node (torch's names), and gradients
+    flow through that node to both the old value and the op's argument as in torch."""
+    assert_same(in_place_on_non_leaf, op, close=True)
+
+
+def in_place_through_a_view_of_a_non_leaf(torch):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    y = x * x
+    y[0].mul_(2)
+    out = (y * torch.tensor([[1., 2., 3.], [4., 5., 6.]])).sum()
+    out.backward()
+    return y.grad_fn.name(), graph_signature(out), y, x.grad
+
+
+def test_in_place_through_a_view_of_a_non_leaf_rebases_the_base():
+    """``y[0].mul_(2)`` on a non-leaf y: torch records it on y as CopySlices and backpropagates through it."""
+    assert_same(in_place_through_a_view_of_a_non_leaf, close=True)
+
+
+# --- "modified by an inplace operation" ----------------------------------------------------------
+
+def _exp_output_edited(torch, times):
+    x = torch.tensor([0., 1., 2.], requires_grad=True)
+    y = x.exp()
+    for _ in range(times):
+        y.add_(1)
+    return y.sum()
+
+
+def _exp_output_setitem(torch):
+    x = torch.tensor([0., 1., 2.], requires_grad=True)
+    y = x.exp()
+    y[0] = 0.
+    return y.sum()
+
+
+def _leaf_input_edited_under_no_grad(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    y = x.log()
+    with torch.no_grad():
+        x.mul_(2)
+    return y.sum()
+
+
+def _non_leaf_input_rebased(torch):
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    a = x * 2
+    b = a.log()
+    a.add_(1)
+    return b.sum()
+
+
+def _buffer_edited(torch):
+    buffer = torch.tensor([[1., 2.], [3., 4.], [5., 6.]])
+    x = torch.ones(2, 3, requires_grad=True)
+    q = x @ buffer
+    buffer.mul_(0.5)
+    return q.sum()
+
+
+def _double_edited_through_a_view(torch):
+    x = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True)
+    other = torch.tensor([4., 5., 6.], dtype=torch.float64)
+    y = x * other
+    other[1:].zero_()
+    return y.sum()
+
+
+MODIFIED = {
+    "output of Exp": lambda torch: _exp_output_edited(torch, 1),
+    "output of Exp, edited 3 times": lambda torch: _exp_output_edited(torch, 3),
+    "output of Exp, edited by setitem": _exp_output_setitem,
+    "leaf input edited under no_grad": _leaf_input_edited_under_no_grad,
+    "non-leaf input rebased by the edit": _non_leaf_input_rebased,
+    "buffer not requiring grad, 2-D": _buffer_edited,
+    "double tensor edited through a view": _double_edited_through_a_view,
+}
+
+
+def modified_message(torch, case):
+    loss = MODIFIED[case](torch)
+    return outcome(loss.backward)
+
+
+@pytest.mark.parametrize("case", MODIFIED)
+def test_modified_by_an_inplace_operation_message(case):
+    """Backward through a saved tensor edited since it was saved fails with torch's exact message:
+    dtype and shape, "which is output N of <node>," where torch names one, both versions, the hint."""
+    expected, actual = both(modified_message, case)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert "modified by an inplace operation" in expected[2]
+
+
+# --- inference tensors ---------------------------------------------------------------------------
+
+def _in_place_inside_inference_mode(torch, t, w):
+    with torch.inference_mode():
+        return t.add_(1)
+
+
+INFERENCE_USES = {
+    "_version": lambda torch, t, w: t._version,
+    "_version of a view": lambda torch, t, w: t[1:]._version,
+    "_version of detach()": lambda torch, t, w: t.detach()._version,
+    "saved by mul": lambda torch, t, w: w * t,
+    "saved by matmul": lambda torch, t, w: t @ w,
+    "not saved by add": lambda torch, t, w: (w + t).sum().backward(),
+    "in-place outside inference_mode": lambda torch, t, w: t.add_(1),
+    "in-place inside inference_mode": _in_place_inside_inference_mode,
+}
+
+
+def inference_tensor(torch, use):
+    with torch.inference_mode():
+        t = torch.tensor([1., 2., 3.])
+    w = torch.tensor([0.5, 1., 2.], requires_grad=True)
+    return t.is_inference(), outcome(INFERENCE_USES[use], torch, t, w), w.grad, t
+
+
+@pytest.mark.parametrize("use", INFERENCE_USES)
+def test_inference_tensors(use):
+    """Tensors made under inference_mode have no version counter and cannot be saved for backward
+    (torch's exact messages); ops that save nothing may use them, and in-place edits are only
+    allowed inside inference_mode."""
+    assert_same(inference_tensor, use)
+
+
+def retained_across_in_place_edits(torch, edit):
+    """retain_grad follows the tensor to the node an in-place edit moves it onto (the gradient of
+    its newest version is retained); hooks stay with the version they were registered on."""
+    log = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1
+    a.retain_grad()
+    a.register_hook(lambda g: log.append(("old version", g.tolist())))
+    edit(a)
+    a.register_hook(lambda g: log.append(("new version", g.tolist())))
+    (a * torch.tensor([3.0, 5.0])).sum().backward()
+    return a.grad, x.grad, log, a.grad_fn
+
+
+RETAINED_EDITS = {
+    "mul_": lambda a: a.mul_(2),
+    "twice": lambda a: a.mul_(2).add_(1),
+    "through a view": lambda a: a[:1].mul_(2),
+    "setitem": lambda a: a.__setitem__(1, 7.0),
+}
+
+
+@pytest.mark.parametrize("edit", RETAINED_EDITS)
+def test_retain_grad_follows_in_place_edits(edit):
+    assert_same(retained_across_in_place_edits, RETAINED_EDITS[edit])
+
+
+def retained_view_edited(torch):
+    """A view that retains its grad, edited in place, and another view of the same base: both
+    retain the gradient of their newest version."""
+    base = torch.tensor([1.0, 2.0], requires_grad=True).clone()
+    first, second = base[:], base[:]
+    first.retain_grad()
+    second.retain_grad()
+    first.mul_(2)
+    (first * 3 + second).sum().backward()
+    return first.grad, second.grad
+
+
+def test_a_retained_view_edited_in_place():
+    assert_same(retained_view_edited)

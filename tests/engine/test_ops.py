@@ -1,0 +1,484 @@
+"""Values and gradients of every op, in float64, on each device: torch computes the expected numbers.
+
+Each scenario takes the library as an argument (``import minigrad as torch`` must behave the same),
+draws its inputs from the seeded generator that both libraries share, and returns the op's output
+with the gradients that a random upstream gradient gives every input.
+"""
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coursekit.testing import assert_same, graph_signature
+
+A, B, V = (2, 3), (3, 4), (3,)
+
+
+def make(lib, device, shape, positive=False):
+    """A float64 leaf that requires grad; ``positive`` keeps it in [0.5, 1.5) for log, pow and division."""
+    if positive:
+        x = lib.rand(shape, dtype=lib.float64, device=device) + 0.5
+    else:
+        x = lib.randn(shape, dtype=lib.float64, device=device)
+    return x.requires_grad_()
+
+
+def values_and_grads(lib, device, op, shapes, positive=False):
+    """The op's output and each input's .grad after backward of a random (not all-ones) upstream gradient."""
+    lib.manual_seed(0)
+    inputs = [make(lib, device, shape, positive) for shape in shapes]
+    out = op(lib, *inputs)
+    out.backward(lib.randn_like(out))
+    return out, [x.grad for x in inputs]
+
+
+def case(id, op, *shapes, positive=False):
+    return pytest.param(op, shapes, positive, id=id)
+
+
+ARITHMETIC = [
+    case("add", lambda lib, x, y: x + y, A, A),
+    case("sub", lambda lib, x, y: x - y, A, A),
+    case("mul", lambda lib, x, y: x * y, A, A),
+    case("div", lambda lib, x, y: x / y, A, A, positive=True),
+    case("pow_tensor", lambda lib, x, y: x ** y, A, A, positive=True),
+    case("pow_method", lambda lib, x, y: x.pow(y), A, A, positive=True),
+    case("neg", lambda lib, x: -x, A),
+    case("x_plus_2", lambda lib, x: x + 2, A),
+    case("1_plus_x", lambda lib, x: 1 + x, A),
+    case("x_minus_2", lambda lib, x: x - 2, A),
+    case("2_minus_x", lambda lib, x: 2 - x, A),
+    case("x_times_2", lambda lib, x: x * 2, A),
+    case("2_times_x", lambda lib, x: 2 * x, A),
+    case("x_over_2", lambda lib, x: x / 2, A),
+    case("2_over_x", lambda lib, x: 2 / x, A, positive=True),
+    case("x_pow_2", lambda lib, x: x ** 2, A),
+    case("x_pow_3_fn", lambda lib, x: lib.pow(x, 3), A),
+    case("x_pow_half", lambda lib, x: x ** 0.5, A, positive=True),
+    case("x_pow_neg", lambda lib, x: x ** -1.5, A, positive=True),
+    case("x_pow_0", lambda lib, x: x ** 0, A),
+    case("2_pow_x", lambda lib, x: 2 ** x, A),
+    case("half_pow_x", lambda lib, x: 0.5 ** x, A),
+]
+
+UNARY = [
+    case("exp", lambda lib, x: x.exp(), A),
+    case("exp_fn", lambda lib, x: lib.exp(x), A),
+    case("log", lambda lib, x: x.log(), A, positive=True),
+    case("relu", lambda lib, x: x.relu(), A),
+    case("relu_functional", lambda lib, x: lib.nn.functional.relu(x), A),
+    case("tanh", lambda lib, x: x.tanh(), A),
+    case("sigmoid", lambda lib, x: x.sigmoid(), A),
+    case("abs", lambda lib, x: x.abs(), A),
+    case("clone", lambda lib, x: x.clone(), A),
+]
+
+REDUCTIONS = [
+    case("sum", lambda lib, x: x.sum(), (2, 3, 4)),
+    case("sum_dim", lambda lib, x: x.sum(1), (2, 3, 4)),
+    case("sum_negative_dim", lambda lib, x: x.sum(-1), (2, 3, 4)),
+    case("sum_tuple_dim", lambda lib, x: x.sum((0, 2)), (2, 3, 4)),
+    case("sum_keepdim", lambda lib, x: x.sum(1, keepdim=True), (2, 3, 4)),
+    case("sum_tuple_keepdim", lambda lib, x: x.sum((0, -1), keepdim=True), (2, 3, 4)),
+    case("sum_fn", lambda lib, x: lib.sum(x, 0), (2, 3, 4)),
+    case("mean", lambda lib, x: x.mean(), (2, 3, 4)),
+    case("mean_dim", lambda lib, x: x.mean(1), (2, 3, 4)),
+    case("mean_negative_dim", lambda lib, x: x.mean(-1), (2, 3, 4)),
+    case("mean_tuple_dim", lambda lib, x: x.mean((0, 2)), (2, 3, 4)),
+    case("mean_keepdim", lambda lib, x: x.mean(1, keepdim=True), (2, 3, 4)),
+    case("mean_tuple_keepdim", lambda lib, x: x.mean((0, -1), keepdim=True), (2, 3, 4)),
+    case("max", lambda lib, x: x.max(), A),
+]
+
+MATMUL = [
+    case("dot", lambda lib, x, y: x @ y, V, V),
+    case("mv", lambda lib, x, y: x @ y, A, V),
+    case("mm", lambda lib, x, y: x @ y, A, B),
+    case("vector_at_matrix", lambda lib, x, y: x @ y, V, B),
+    case("matmul_fn", lambda lib, x, y: lib.matmul(x, y), A, B),
+    case("mm_method", lambda lib, x, y: x.mm(y), A, B),
+    case("mv_method", lambda lib, x, y: x.mv(y), A, V),
+    case("dot_method", lambda lib, x, y: x.dot(y), V, V),
+]
+
+VIEWS = [
+    case("t", lambda lib, x: x.t(), A),
+    case("t_of_vector", lambda lib, x: x.t(), V),
+    case("transpose", lambda lib, x: x.transpose(0, 2), (2, 3, 4)),
+    case("transpose_negative", lambda lib, x: x.transpose(-1, 0), A),
+    case("reshape", lambda lib, x: x.reshape(3, 2), A),
+    case("reshape_minus_one", lambda lib, x: x.reshape(-1), A),
+    case("reshape_non_contiguous", lambda lib, x: x.t().reshape(6), A),
+    case("reshape_non_contiguous_3d", lambda lib, x: x.transpose(0, 1).reshape(3, -1), (2, 3, 4)),
+    case("view", lambda lib, x: x.view(3, 2), A),
+    case("view_tuple", lambda lib, x: x.view((6,)), A),
+    case("unsqueeze", lambda lib, x: x.unsqueeze(0), A),
+    case("unsqueeze_middle", lambda lib, x: x.unsqueeze(1), A),
+    case("unsqueeze_negative", lambda lib, x: x.unsqueeze(-1), A),
+    case("squeeze", lambda lib, x: x.squeeze(), (1, 3, 1)),
+    case("squeeze_dim", lambda lib, x: x.squeeze(0), (1, 3, 1)),
+    case("squeeze_negative_dim", lambda lib, x: x.squeeze(-1), (1, 3, 1)),
+    case("squeeze_dim_not_one", lambda lib, x: x.squeeze(1), (1, 3, 1)),
+    case("expand", lambda lib, x: x.expand(2, 3), (1, 3)),
+    case("expand_new_dims", lambda lib, x: x.expand(4, -1, 3), (2, 1)),
+]
+
+INDEXING = [
+    case("int", lambda lib, x: x[1], A),
+    case("negative_int", lambda lib, x: x[-1], A),
+    case("two_ints", lambda lib, x: x[1, 2], A),
+    case("slice", lambda lib, x: x[0:1], A),
+    case("step_slice", lambda lib, x: x[::2], (3, 2)),
+    case("negative_slice", lambda lib, x: x[-2:, ::2], (3, 4)),
+    case("full_slice", lambda lib, x: x[:], A),
+    case("column", lambda lib, x: x[:, 1], A),
+    case("int_and_slice", lambda lib, x: x[1, 1:], A),
+    case("none", lambda lib, x: x[None], A),
+    case("none_inside", lambda lib, x: x[:, None], A),
+    case("ellipsis", lambda lib, x: x[..., 0], (2, 3, 4)),
+    case("ellipsis_none", lambda lib, x: x[0, ..., None], (2, 3, 4)),
+    case("ellipsis_alone", lambda lib, x: x[...], A),
+    case("mixed", lambda lib, x: x[-1, None, ::2], (2, 3, 4)),
+]
+
+LOSSES = [
+    case("mse_loss", lambda lib, x, y: lib.nn.functional.mse_loss(x, y), A, A),
+    case("mse_loss_sum", lambda lib, x, y: lib.nn.functional.mse_loss(x, y, reduction="sum"), A, A),
+    case("mse_loss_none", lambda lib, x, y: lib.nn.functional.mse_loss(x, y, reduction="none"), A, A),
+    case("mse_loss_module", lambda lib, x, y: lib.nn.MSELoss()(x, y), A, A),
+    case("l1_loss", lambda lib, x, y: lib.nn.functional.l1_loss(x, y), A, A),
+    case("l1_loss_sum", lambda lib, x, y: lib.nn.functional.l1_loss(x, y, reduction="sum"), A, A),
+    case("l1_loss_module", lambda lib, x, y: lib.nn.L1Loss()(x, y), A, A),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", ARITHMETIC)
+def test_arithmetic(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", UNARY)
+def test_unary(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", REDUCTIONS)
+def test_reduction(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", MATMUL)
+def test_matmul(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", VIEWS)
+def test_view_and_shape(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", INDEXING)
+def test_indexing(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", LOSSES)
+def test_loss(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+def test_reshape_of_non_contiguous_input_copies(device):
+    """reshape can't view a transposed tensor: the result must not share memory with the input."""
+    def scenario(lib, device):
+        x = lib.zeros(2, 3, dtype=lib.float64, device=device)
+        y = x.t().reshape(6)
+        x.add_(1)
+        return y
+    assert_same(scenario, device)
+
+
+# --- max: values, indices and where the gradient goes, ties included ------------------------
+
+TIED = [[1.0, 3.0, 3.0], [0.0, 3.0, 2.0]]
+
+
+@pytest.mark.parametrize("data", [TIED, [[1.0, 5.0, 3.0], [0.0, 4.0, 2.0]]], ids=["ties", "no_ties"])
+def test_max_of_all_elements(data, device):
+    """max() splits the gradient evenly between all the elements that equal the maximum."""
+    def scenario(lib, device):
+        x = lib.tensor(data, dtype=lib.float64, device=device, requires_grad=True)
+        y = x.max()
+        y.backward(lib.tensor(6.0, dtype=lib.float64, device=device))
+        return y, x.grad
+    assert_same(scenario, device, close=True)
+
+
+@pytest.mark.parametrize("data", [TIED, [[1.0, 5.0, 3.0], [0.0, 4.0, 2.0]]], ids=["ties", "no_ties"])
+@pytest.mark.parametrize("dim, keepdim", [(0, False), (1, False), (-1, False), (1, True), (-2, True)],
+                         ids=["dim0", "dim1", "dim-1", "dim1_keepdim", "dim-2_keepdim"])
+def test_max_along_dim(data, dim, keepdim, device):
+    """max(dim) returns values and indices; the gradient goes to the chosen index only."""
+    def scenario(lib, device):
+        lib.manual_seed(0)
+        x = lib.tensor(data, dtype=lib.float64, device=device, requires_grad=True)
+        values, indices = x.max(dim, keepdim=keepdim)
+        named = x.max(dim, keepdim)
+        values.backward(lib.randn_like(values))
+        return values, indices, named.values, named.indices, x.grad
+    assert_same(scenario, device, close=True)
+
+
+# --- nn.Linear ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+@pytest.mark.parametrize("shape", [(3,), (4, 3), (2, 4, 3)], ids=["1d", "2d", "3d"])
+def test_linear(shape, bias, device):
+    """Same seed, same initial weights; then the output and the gradients of input, weight and bias."""
+    def scenario(lib, device):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2, bias=bias, dtype=lib.float64, device=device)
+        x = make(lib, device, shape)
+        y = layer(x)
+        y.backward(lib.randn_like(y))
+        return layer.weight, layer.bias, y, x.grad, layer.weight.grad, layer.bias.grad if bias else None
+    assert_same(scenario, device, close=True)
+
+
+# --- broadcasting, on shapes hypothesis draws -----------------------------------------------
+
+@st.composite
+def broadcastable_shapes(draw):
+    """Two shapes of 0 to 3 dims, sizes 1-3, that broadcast: each takes trailing dims of a common shape, some as 1."""
+    common = draw(st.lists(st.integers(1, 3), max_size=3))
+
+    def operand():
+        ndim = draw(st.integers(0, len(common)))
+        return tuple(draw(st.sampled_from([1, size])) for size in common[len(common) - ndim:])
+
+    return operand(), operand()
+
+
+BROADCASTING = {
+    "add": lambda lib, x, y: x + y,
+    "sub": lambda lib, x, y: x - y,
+    "mul": lambda lib, x, y: x * y,
+    "div": lambda lib, x, y: x / y,
+    "pow": lambda lib, x, y: lib.pow(x, y),
+}
+
+
+@pytest.mark.parametrize("name", BROADCASTING)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shapes=broadcastable_shapes())
+def test_broadcasting(name, shapes, device):
+    """The gradient of a broadcast input is summed back to that input's shape."""
+    assert_same(values_and_grads, device, BROADCASTING[name], shapes, True, close=True)
+
+
+# --- second-order gradients -----------------------------------------------------------------
+
+def second_order(lib, device, op, shapes, positive):
+    """Gradients with create_graph=True, then the gradient of a random combination of them."""
+    lib.manual_seed(0)
+    inputs = [make(lib, device, shape, positive) for shape in shapes]
+    out = op(lib, *inputs)
+    firsts = lib.autograd.grad(out, inputs, lib.randn_like(out), create_graph=True)
+    combined = sum((g * lib.randn_like(g)).sum() for g in firsts)
+    return firsts, lib.autograd.grad(combined, inputs)
+
+
+SECOND_ORDER = [
+    case("mul", lambda lib, x, y: x * y, A, A),
+    case("div", lambda lib, x, y: x / y, A, A, positive=True),
+    case("exp", lambda lib, x: x.exp(), A),
+    case("log", lambda lib, x: x.log(), A, positive=True),
+    case("tanh", lambda lib, x: x.tanh(), A),
+    case("sigmoid", lambda lib, x: x.sigmoid(), A),
+    case("pow_scalar", lambda lib, x: x ** 3, A),
+    case("pow_tensor", lambda lib, x, y: x ** y, A, A, positive=True),
+    case("2_pow_x", lambda lib, x: 2 ** x, A),
+    case("mm", lambda lib, x, y: x @ y, A, B),
+    case("mv", lambda lib, x, y: x @ y, A, V),
+    case("dot", lambda lib, x, y: x @ y, V, V),
+    case("mul_broadcast_sum", lambda lib, x, y: (x * y).sum(0), A, V),
+    case("mul_broadcast_mean", lambda lib, x, y: (x * y).mean(), A, (2, 1)),
+    case("mse_loss", lambda lib, x, y: lib.nn.functional.mse_loss(x, y), A, A),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", SECOND_ORDER)
+def test_second_order(op, shapes, positive, device):
+    assert_same(second_order, device, op, shapes, positive, close=True)
+
+
+# --- issue 9: the ops the tutorials need ----------------------------------------------------
+
+def _classes(lib, x):
+    """Class indices for the rows of x (one per row, or one for a single row), drawn from the shared generator."""
+    return lib.randint(0, x.shape[-1], x.shape[:-1], device=x.device)
+
+
+NEW_OPS = [
+    case("round", lambda lib, x: (x * 3).round(), A),
+    case("sqrt", lambda lib, x: x.sqrt(), A, positive=True),
+    case("sqrt_fn", lambda lib, x: lib.sqrt(x), A, positive=True),
+    case("softmax", lambda lib, x: x.softmax(-1), (2, 3, 4)),
+    case("softmax_dim0", lambda lib, x: lib.nn.functional.softmax(x, dim=0), (2, 3, 4)),
+    case("log_softmax", lambda lib, x: x.log_softmax(1), (2, 3, 4)),
+    case("log_softmax_functional", lambda lib, x: lib.nn.functional.log_softmax(x, dim=-1), A),
+    case("gelu", lambda lib, x: lib.nn.functional.gelu(x), A),
+    case("gelu_tanh", lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"), A),
+    case("norm", lambda lib, x: x.norm(), (2, 3, 4)),
+    case("norm_dim", lambda lib, x: x.norm(dim=1), (2, 3, 4)),
+    case("norm_dims_keepdim", lambda lib, x: x.norm(dim=(0, 2), keepdim=True), (2, 3, 4)),
+    case("norm_p1", lambda lib, x: x.norm(p=1, dim=-1), A),
+    case("norm_p3", lambda lib, x: x.norm(3), A),
+    case("norm_p1_5", lambda lib, x: x.norm(1.5, dim=0), A),
+    case("norm_p0_5", lambda lib, x: x.norm(0.5), A),
+    case("norm_inf", lambda lib, x: x.norm(float("inf"), dim=1), A),
+    case("norm_fn", lambda lib, x: lib.norm(x, dim=0), A),
+    case("masked_fill", lambda lib, x: x.masked_fill(x > 0, -1.0), A),
+    case("bmm", lambda lib, x, y: x.bmm(y), (2, 2, 3), (2, 3, 4)),
+    case("bmm_fn", lambda lib, x, y: lib.bmm(x, y), (2, 2, 3), (2, 3, 4)),
+    case("batch_at_batch", lambda lib, x, y: x @ y, (2, 2, 3), (2, 3, 4)),
+    case("batch_at_broadcast_batch", lambda lib, x, y: x @ y, (2, 1, 2, 3), (3, 3, 4)),
+    case("batch_at_transposed", lambda lib, x, y: x @ y.transpose(-1, -2), (2, 2, 3), (2, 4, 3)),
+    case("layer_norm", lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (4,), w, b), (2, 3, 4), (4,), (4,)),
+    case("layer_norm_2d_shape", lambda lib, x, w: lib.nn.functional.layer_norm(x, (3, 4), w), (2, 3, 4), (3, 4)),
+    case("layer_norm_no_affine", lambda lib, x: lib.nn.functional.layer_norm(x, (4,)), (2, 3, 4)),
+    case("embedding", lambda lib, w: lib.nn.functional.embedding(lib.tensor([[0, 2], [2, 1]], device=w.device), w),
+         (3, 4)),
+    case("embedding_padding", lambda lib, w: lib.nn.functional.embedding(
+        lib.tensor([[0, 2], [2, 1]], device=w.device), w, padding_idx=2), (3, 4)),
+    case("cross_entropy", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x)), (5, 4)),
+    case("cross_entropy_sum", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x), reduction="sum"),
+         (5, 4)),
+    case("cross_entropy_none", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x), reduction="none"),
+         (5, 4)),
+    case("cross_entropy_one_row", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x)), (4,)),
+    case("cross_entropy_weight_ignore", lambda lib, x: lib.nn.functional.cross_entropy(
+        x, lib.tensor([0, 3, -100, 1, 3], device=x.device), weight=lib.rand(4, dtype=lib.float64, device=x.device)),
+        (5, 4)),
+    case("nll_loss", lambda lib, x: lib.nn.functional.nll_loss(x.log_softmax(-1), _classes(lib, x)), (5, 4)),
+    case("cross_entropy_module", lambda lib, x: lib.nn.CrossEntropyLoss()(x, _classes(lib, x)), (5, 4)),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", NEW_OPS)
+def test_new_ops(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+def graphs(lib, device, op, shapes, positive):
+    """The graph torch records for the op, and what its node saves under torch's names."""
+    lib.manual_seed(0)
+    out = op(lib, *[make(lib, device, shape, positive) for shape in shapes])
+    node = out.grad_fn
+    names = {"SqrtBackward0": ["result"], "SoftmaxBackward0": ["result"], "LogSoftmaxBackward0": ["result"],
+             "GeluBackward0": ["self"], "LinalgVectorNormBackward0": ["self", "result"],
+             "BmmBackward0": ["self", "mat2"], "MaskedFillBackward0": ["mask"], "EmbeddingBackward0": ["indices"],
+             "NativeLayerNormBackward0": ["input", "result1", "result2"],
+             "NllLossBackward0": ["self", "target", "total_weight"]}.get(node.name(), [])
+    return graph_signature(out), {name: getattr(node, "_saved_" + name) for name in names}
+
+
+@pytest.mark.parametrize("op, shapes, positive", NEW_OPS)
+def test_new_ops_graphs_and_saved_tensors(op, shapes, positive, device):
+    assert_same(graphs, device, op, shapes, positive, close=True)
+
+
+NEW_SECOND_ORDER = [
+    case("sqrt", lambda lib, x: x.sqrt(), A, positive=True),
+    case("softmax", lambda lib, x: x.softmax(-1), A),
+    case("log_softmax", lambda lib, x: x.log_softmax(0), A),
+    case("gelu", lambda lib, x: lib.nn.functional.gelu(x), A),
+    case("gelu_tanh", lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"), A),
+    case("norm", lambda lib, x: x.norm(dim=1), A),
+    case("norm_p3", lambda lib, x: x.norm(3), A),
+    case("bmm", lambda lib, x, y: x.bmm(y), (2, 2, 3), (2, 3, 4)),
+    case("layer_norm", lambda lib, x, w: lib.nn.functional.layer_norm(x, (4,), w), (2, 3, 4), (4,)),
+    case("cross_entropy", lambda lib, x: lib.nn.functional.cross_entropy(x, _classes(lib, x)) * 1.0, (5, 4)),
+    case("embedding", lambda lib, w: lib.nn.functional.embedding(lib.tensor([[0, 2], [2, 2]], device=w.device), w)
+         ** 2, (3, 4)),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", NEW_SECOND_ORDER)
+def test_new_ops_second_order(op, shapes, positive, device):
+    assert_same(second_order, device, op, shapes, positive, close=True)
+
+
+def test_round_has_a_zero_gradient_and_unique_none(device):
+    def scenario(lib, device):
+        x = lib.tensor([0.4, 1.6, 1.4, -0.6], device=device, requires_grad=True)
+        r = x.round()
+        u = r.unique()
+        values, inverse, counts = lib.unique(r, return_inverse=True, return_counts=True)
+        r.sum().backward()
+        try:
+            u.sum().backward()
+            error = None
+        except NotImplementedError as e:
+            error = e
+        return [r, x.grad, graph_signature(r), u, graph_signature(u), inverse, counts, inverse.requires_grad, error]
+    assert_same(scenario, device)
+
+
+def test_argmax_and_max_with_keywords(device):
+    def scenario(lib, device):
+        lib.manual_seed(0)
+        x = lib.randn(3, 4, device=device, requires_grad=True)
+        best = x.max(dim=1, keepdim=True)
+        values = lib.max(x, dim=0).values
+        values.sum().backward()
+        return [x.argmax(), x.argmax(dim=1), lib.argmax(x, 0, keepdim=True), best.values, best.indices,
+                graph_signature(best.values), x.grad]
+    assert_same(scenario, device)
+
+
+def test_reshape_of_a_viewable_non_contiguous_tensor_is_reshape_alias():
+    def scenario(lib):
+        x = lib.ones(3, 4, requires_grad=True)
+        return [graph_signature(x.t().reshape(4, 3, 1)), graph_signature(x.reshape(12)),
+                graph_signature(x.t().reshape(12)), graph_signature(x.t().contiguous()), x.contiguous() is x,
+                graph_signature(x.unflatten(1, (2, 2)))]
+    assert_same(scenario)
+
+
+def test_randint_and_randperm_draw_torchs_numbers():
+    def scenario(lib):
+        lib.manual_seed(0)
+        return [lib.randint(0, 100, (4, 6)), lib.randint(5, (3,)), lib.randperm(7), lib.rand(2)]
+    assert_same(scenario)
+
+
+def test_dropout_drops_what_torch_drops(device):
+    """Same seed, same mask: torch's kernel runs on the storage."""
+    def scenario(lib, device):
+        lib.manual_seed(0)
+        x = lib.randn(4, 5, dtype=lib.float64, device=device, requires_grad=True)
+        y = lib.nn.functional.dropout(x, p=0.3)
+        z = lib.nn.functional.dropout(x, p=1.0)
+        y.backward(lib.ones_like(y))
+        off = lib.nn.functional.dropout(x, p=0.3, training=False)
+        return [y, z, x.grad, graph_signature(y), graph_signature(z), off is x]
+    assert_same(scenario, device)
+
+
+POW_AT_ZERO = {
+    "tensor ** tensor": lambda lib, base, exponent: base ** exponent,
+    "number 0 ** tensor": lambda lib, base, exponent: 0 ** exponent,
+    "number 2 ** tensor": lambda lib, base, exponent: 2 ** exponent,
+    "tensor ** 0": lambda lib, base, exponent: base ** 0,
+}
+
+
+@pytest.mark.parametrize("op", POW_AT_ZERO)
+def test_pow_gradients_where_the_base_or_exponent_is_zero(op):
+    """torch's pow backward is 0 where the exponent is 0 (for the base) and where the base is 0 and
+    the exponent is not negative (for the exponent), the limits; elsewhere the formula (inf, -inf)."""
+    def scenario(lib):
+        base = lib.tensor([0.0, 0.0, 0.0, 2.0], requires_grad=True)
+        exponent = lib.tensor([-1.0, 0.0, 1.0, 0.0], requires_grad=True)
+        out = POW_AT_ZERO[op](lib, base, exponent)
+        return out, lib.autograd.grad(out.sum(), (base, exponent), allow_unused=True)
+    assert_same(scenario, close=True)

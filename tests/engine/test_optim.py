@@ -1,0 +1,94 @@
+"""Issue 9: minigrad.optim against torch.optim: the same updates, state, versions, groups and errors."""
+import pytest
+
+from coursekit.testing import assert_same
+
+SGD_OPTIONS = [
+    {"lr": 0.1},
+    {"lr": 0.1, "momentum": 0.9},
+    {"lr": 0.1, "momentum": 0.9, "dampening": 0.5},
+    {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01},
+    {"lr": 0.1, "weight_decay": 0.1, "maximize": True},
+]
+ADAM_OPTIONS = [
+    {},
+    {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6},
+    {"lr": 0.01, "weight_decay": 0.1},
+    {"lr": 0.01, "amsgrad": True},
+    {"lr": 0.01, "maximize": True},
+    {"lr": 0.01, "foreach": True},  # torch's default on CUDA: _multi_tensor_adam
+    {"lr": 0.01, "foreach": True, "amsgrad": True, "maximize": True, "weight_decay": 0.1},
+    {"lr": 0.01, "foreach": False},
+]
+
+
+def steps(lib, device, name, options, count=5):
+    """A few steps of a small model, one parameter frozen (no gradient): parameters, state, versions."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 1)).to(device)
+    model[2].bias.requires_grad_(False)
+    optimizer = getattr(lib.optim, name)(model.parameters(), **options)
+    x, y = lib.randn(8, 3, device=device), lib.randn(8, 1, device=device)
+    for _ in range(count):
+        optimizer.zero_grad()
+        lib.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    state = [optimizer.state[p] for p in model.parameters() if p in optimizer.state]
+    return [dict(model.named_parameters()), state, [p._version for p in model.parameters()], repr(optimizer),
+            [{k: v for k, v in group.items() if k != "params"} for group in optimizer.param_groups],
+            [[p._version for p in s.values()] for s in state]]
+
+
+@pytest.mark.parametrize("options", SGD_OPTIONS, ids=lambda o: "-".join(o))
+def test_sgd_matches_torch(options, device):
+    assert_same(steps, device, "SGD", options, close=True)
+
+
+@pytest.mark.parametrize("options", ADAM_OPTIONS, ids=lambda o: "-".join(o) or "defaults")
+def test_adam_matches_torch(options, device):
+    assert_same(steps, device, "Adam", options, close=True)
+
+
+def test_param_groups_closure_and_zero_grad():
+    def scenario(lib):
+        lib.manual_seed(0)
+        first, second = lib.nn.Linear(2, 2), lib.nn.Linear(2, 1)
+        optimizer = lib.optim.SGD([{"params": first.parameters()}, {"params": second.parameters(), "lr": 0.5}],
+                                  lr=0.1, momentum=0.5)
+        x = lib.randn(4, 2)
+
+        def closure():
+            optimizer.zero_grad()
+            loss = second(first(x)).pow(2).mean()
+            loss.backward()
+            return loss
+        losses = [optimizer.step(closure) for _ in range(3)]
+        optimizer.zero_grad(set_to_none=False)
+        zeroed = [p.grad for p in first.parameters()]
+        optimizer.zero_grad()
+        return [losses, [g["lr"] for g in optimizer.param_groups], [len(g["params"]) for g in optimizer.param_groups],
+                dict(first.named_parameters()), dict(second.named_parameters()), zeroed, first.weight.grad]
+    assert_same(scenario, close=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, p: lib.optim.SGD([], lr=0.1),
+    lambda lib, p: lib.optim.SGD(p, lr=0.1),
+    lambda lib, p: lib.optim.SGD([p * 2], lr=0.1),
+    lambda lib, p: lib.optim.SGD([p, 1], lr=0.1),
+    lambda lib, p: lib.optim.SGD([p], lr=-1),
+    lambda lib, p: lib.optim.SGD([p], momentum=-1),
+    lambda lib, p: lib.optim.SGD([p], weight_decay=-1),
+    lambda lib, p: lib.optim.SGD([p], nesterov=True),
+    lambda lib, p: lib.optim.SGD([{"params": [p]}, {"params": [p]}]),
+    lambda lib, p: lib.optim.Adam([p], lr=-1),
+    lambda lib, p: lib.optim.Adam([p], eps=-1),
+    lambda lib, p: lib.optim.Adam([p], betas=(1.0, 0.9)),
+    lambda lib, p: lib.optim.Adam([p], betas=(0.9, -0.1)),
+    lambda lib, p: lib.optim.Adam([p], weight_decay=-1),
+], ids=["empty", "tensor", "non_leaf", "not_a_tensor", "lr", "momentum", "weight_decay", "nesterov", "two_groups",
+        "adam_lr", "adam_eps", "beta1", "beta2", "adam_weight_decay"])
+def test_bad_arguments_fail_as_in_torch(make):
+    def scenario(lib):
+        return make(lib, lib.nn.Parameter(lib.ones(2)))
+    assert_same(scenario)

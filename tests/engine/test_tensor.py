@@ -1,0 +1,196 @@
+"""Item 2: the Tensor on torch storage — creation, metadata, conversions and bad input, against torch."""
+import pytest
+import torch
+
+import minigrad
+from coursekit.testing import assert_same, both
+
+CREATIONS = {
+    "tensor": lambda lib, dev: lib.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev),
+    "tensor-f64-grad": lambda lib, dev: lib.tensor([1.0, 0.0], dtype=lib.float64, device=dev, requires_grad=True),
+    "tensor-int": lambda lib, dev: lib.tensor([1, 0], device=dev),
+    "tensor-scalar": lambda lib, dev: lib.tensor(3.5, device=dev),
+    "ones": lambda lib, dev: lib.ones(2, 3, device=dev),
+    "ones-tuple": lambda lib, dev: lib.ones((2, 3), dtype=lib.float64, device=dev, requires_grad=True),
+    "zeros": lambda lib, dev: lib.zeros(4, dtype=lib.int64, device=dev),
+    "eye": lambda lib, dev: lib.eye(2, dtype=lib.float64, device=dev, requires_grad=True),
+    "arange": lambda lib, dev: lib.arange(5, device=dev),
+    "arange-float": lambda lib, dev: lib.arange(0.0, 1.0, 0.25, device=dev, requires_grad=True),
+    "full": lambda lib, dev: lib.full((2, 2), 7.0, device=dev),
+    "ones_like": lambda lib, dev: lib.ones_like(lib.zeros(2, 3, dtype=lib.float64, device=dev)),
+    "zeros_like-grad": lambda lib, dev: lib.zeros_like(lib.ones(3, device=dev), requires_grad=True),
+    "rand": lambda lib, dev: (lib.manual_seed(0), lib.rand(3, 2, device=dev))[1],
+    "randn": lambda lib, dev: (lib.manual_seed(1), lib.randn(5, dtype=lib.float64, device=dev))[1],
+}
+
+
+def describe(t):
+    return {"values": t, "shape": tuple(t.shape), "dtype": str(t.dtype), "device": str(t.device),
+            "requires_grad": t.requires_grad, "is_leaf": t.is_leaf, "grad": t.grad, "grad_fn": t.grad_fn,
+            "version": t._version, "repr": repr(t), "dim": t.dim(), "numel": t.numel()}
+
+
+@pytest.mark.parametrize("name", CREATIONS)
+def test_creation_matches_torch(name, device):
+    assert_same(lambda lib: describe(CREATIONS[name](lib, device)))
+
+
+def test_random_tensors_draw_the_same_numbers_as_torch():
+    """minigrad draws from torch's generator: the same seed gives the same numbers (so lessons agree)."""
+    def draw(lib):
+        lib.manual_seed(123)
+        return [lib.rand(3), lib.randn(2, 2), lib.nn.Linear(3, 2).weight]
+    assert_same(draw)
+
+
+CONVERSIONS = {
+    "item": lambda t: t.sum().item(),
+    "tolist": lambda t: t.tolist(),
+    "numpy-requires-grad": lambda t: t.numpy(),
+    "numpy-detached": lambda t: t.detach().numpy().tolist(),
+    "to-float32": lambda t: describe(t.to(torch.float32)),
+    "to-same": lambda t: t.to(t.dtype) is t,
+    "cpu": lambda t: describe(t.cpu()),
+    "clone": lambda t: describe(t.clone()),
+    "detach": lambda t: describe(t.detach()),
+    "float": lambda t: float(t.sum()),
+    "item-of-many": lambda t: t.item(),
+    "len": lambda t: len(t),
+    "size": lambda t: (tuple(t.size()), t.size(0), t.shape[1]),
+}
+
+
+@pytest.mark.parametrize("name", CONVERSIONS)
+def test_conversions_match_torch(name):
+    assert_same(lambda lib: CONVERSIONS[name](lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)))
+
+
+def test_to_and_from_cuda_is_differentiable(device):
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.to(device) * 3
+        y.cpu().sum().backward()
+        return [x.grad, y.grad_fn.next_functions[0][0].name() if device != "cpu" else None, str(y.device)]
+    assert_same(scenario)
+
+
+BAD_INPUT = {
+    "int-requires-grad-at-creation": lambda lib: lib.tensor([1, 2], requires_grad=True),
+    "int-requires-grad_": lambda lib: lib.ones(3, dtype=lib.int64).requires_grad_(),
+    "int-requires-grad-setter": lambda lib: setattr(lib.arange(3), "requires_grad", True),
+    "non-leaf-requires-grad-off": lambda lib: (lib.ones(2, requires_grad=True) * 2).requires_grad_(False),
+    "shape-mismatch": lambda lib: lib.randn(3) + lib.randn(4),
+    "matmul-shapes": lambda lib: lib.randn(3, 2) @ lib.randn(3, 2),
+    "dtype-mismatch-dot": lambda lib: lib.randn(3, dtype=lib.float64) @ lib.randn(3),
+    "view-bad-size": lambda lib: lib.randn(2, 2).view(3),
+    "view-non-contiguous": lambda lib: lib.randn(2, 2).t().view(4),
+    "reshape-bad-size": lambda lib: lib.randn(2, 2).reshape(3),
+    "dim-out-of-range": lambda lib: lib.randn(2, 2).sum(5),
+    "index-out-of-range": lambda lib: lib.randn(2, 2)[5],
+    "t-of-3d": lambda lib: lib.randn(2, 3, 4).t(),
+    "retain-grad-no-grad": lambda lib: lib.ones(2).retain_grad(),
+    "hook-no-grad": lambda lib: lib.ones(2).register_hook(print),
+}
+
+
+@pytest.mark.parametrize("name", BAD_INPUT)
+def test_bad_input_raises_torchs_error(name):
+    expected, actual = both(BAD_INPUT[name])
+    assert expected[0] == "error", expected
+    assert actual == expected
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.randn(2, device="cuda") + lib.randn(2, device="cpu").sum(dim=0, keepdim=True)],
+                         ids=["cuda-plus-cpu"])
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_device_mismatch_raises_torchs_error(make):
+    assert_same(make)
+
+
+def test_devices_and_dtypes_are_torchs():
+    assert minigrad.float32 is torch.float32 and minigrad.float64 is torch.float64 and minigrad.int64 is torch.int64
+    assert minigrad.device("cpu") == torch.device("cpu")
+    assert minigrad.cuda.is_available() == torch.cuda.is_available()
+
+
+def test_repr_of_every_kind_of_tensor_matches_torch():
+    def reprs(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        return [repr(x), repr(x * 2), repr(x.detach()), repr(lib.nn.Parameter(lib.ones(2))), str(x.sum()),
+                repr(x.max(0)), f"{x.sum():.2f}"]
+    assert_same(reprs)
+
+
+def test_repr_wraps_the_autograd_suffix_as_torch_does():
+    """A suffix that would pass the print width goes on a line of its own, as torch's (on CUDA,
+    ``device='cuda:0'`` takes the room: the first case found on a GPU)."""
+    def reprs(lib):
+        texts = []
+        for n in range(1, 14):
+            x = lib.full((n,), 1.2345678, dtype=lib.float64, requires_grad=True)
+            texts += [repr(x), repr(x * 2), repr(lib.ones(2, n, dtype=lib.float64, requires_grad=True).sum(0))]
+        return texts
+    assert_same(reprs)
+
+
+def test_repr_names_the_grad_fn_as_torch_does():
+    """Without a namespace (CopySlices, CopyBackwards), and ``<Invalid>`` where the grad_fn cannot be
+    made: a view made under no_grad whose memory was then edited."""
+    def reprs(lib):
+        x = lib.ones(2, requires_grad=True)
+        sliced = x.clone()
+        sliced[0] = 3.0
+        copied = lib.zeros(2)
+        copied.copy_(x)
+        with lib.no_grad():
+            view = x[:]
+            view *= 2
+        return [repr(sliced), repr(copied), repr(view), view.requires_grad]
+    assert_same(reprs)
+
+
+SETTING_GRAD = {
+    "a tensor": lambda lib, x: lib.ones(2, 3),
+    "None": lambda lib, x: None,
+    "a number": lambda lib, x: 0,
+    "itself": lambda lib, x: x,
+    "the wrong size": lambda lib, x: lib.ones(3, 2),
+    "the wrong dtype": lambda lib, x: lib.ones(2, 3, dtype=lib.float64),
+    "the wrong dtype and size": lambda lib, x: lib.ones(2, dtype=lib.int64),
+    "the wrong device": lambda lib, x: lib.ones(2, 3, device="meta"),
+}
+
+
+@pytest.mark.parametrize("value", SETTING_GRAD)
+def test_setting_grad_is_checked_as_torch_checks_it(value):
+    def scenario(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        x.grad = SETTING_GRAD[value](lib, x)
+        return x.grad
+    assert_same(scenario)
+
+
+SETTING_DATA = {
+    "a float tensor": lambda lib: lib.tensor(2.0),
+    "an integer tensor": lambda lib: lib.tensor(3),
+    "not a tensor": lambda lib: [1.0],
+}
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("value", SETTING_DATA)
+def test_setting_data_is_checked_as_torch_checks_it(value, requires_grad):
+    def scenario(lib):
+        x = lib.tensor(1.0, requires_grad=requires_grad)
+        x.data = SETTING_DATA[value](lib)
+        return x, x.requires_grad
+    assert_same(scenario)
+
+
+def test_numpy_of_a_tensor_that_requires_grad_only_with_grad_mode_off():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.no_grad():
+            inside = x.numpy().tolist()
+        return inside, x.numpy()
+    assert_same(scenario)

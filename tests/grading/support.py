@@ -1,0 +1,203 @@
+"""What the grading tests share.
+
+Submissions: an exercise's points, its reference answers, a learner's submission made from the
+release with answers changed, and exercise 3's kept mistake, the one the pipeline tests submit.
+
+Browsers (test_ui.py, test_learner_path.py, test_instructor_path.py, test_hub.py, test_fresh_clone.py):
+Debian's chromium; a server waited for until it answers; JupyterLab started as ``./run lab`` starts
+it, for a learner or an instructor, on a scratch copy of the course; pressing Validate; screenshots;
+the lab's menus; waiting for a kernel, typing over a cell."""
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.build import ROOT
+
+
+# --- submissions ---------------------------------------------------------------------------------
+
+
+def max_score(root, exercise):
+    """The points an exercise is worth, from its source notebook."""
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    return sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in source.cells)
+
+
+def reference_solutions(root, exercise):
+    """The solution cells of the source notebook, without nbgrader's markers, by grade_id."""
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: _without_markers(c.source) for c in source.cells
+            if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def submission_like(path, change_solution, reference):
+    """The notebook at ``path`` with each solution cell's code set to ``change_solution(grade_id,
+    reference code, released code)``."""
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in reference:
+            cell.source = change_solution(grade_id, reference[grade_id], cell.source)
+    nbformat.write(notebook, path)
+
+
+def _without_markers(code):
+    return "\n".join(line for line in code.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
+EXERCISE = "ex3_freeing"
+"""The exercise the pipeline tests submit: small, and quick to grade."""
+NOTEBOOK = f"{EXERCISE}.ipynb"
+FULL = max_score(ROOT, EXERCISE)
+RELEASE_PART = "BackwardFunction-_release_saved"
+RIGHT, WRONG = "tuple(None if s is None else _FREED for s in self._saved)", "tuple(_FREED for s in self._saved)"
+
+
+def write_submission(root, student, solutions=None, edit=None):
+    """``student``'s submission of EXERCISE in the course at ``root``: the release, with the solution
+    cells given ({grade_id: source}), then ``edit(folder, notebook path)`` if given."""
+    folder = root / ".course" / "submitted" / student / EXERCISE
+    shutil.copytree(root / "exercises" / EXERCISE, folder)
+    path = folder / NOTEBOOK
+    if solutions is not None:
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in solutions:
+                cell.source = solutions[grade_id]
+        nbformat.write(notebook, path)
+    if edit:
+        edit(folder, path)
+
+
+# --- browsers ------------------------------------------------------------------------------------
+
+SHOTS = ROOT / "screenshots"
+LONG = 120_000  # ms: a cold kernel on a busy two-core machine
+SHORT = 30_000  # ms: the page's answer to a click
+CHROMIUM = Path("/usr/bin/chromium")
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield chromium
+        chromium.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(server, url, log, what):
+    """Wait until ``url`` answers; if it does not within a minute, or ``server`` (a process leading
+    its own group) ends first, kill its group and fail with its ``log``."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+                raise RuntimeError(f"{what} did not start:\n{log.read_text()}") from None
+            time.sleep(0.5)
+
+
+def validate(button):
+    """Press nbgrader's Validate ``button`` and wait until its dialog shows the result; returns the dialog."""
+    page = button.page
+    button.click(timeout=90_000)
+    dialog = page.locator(".jp-Dialog-content")
+    dialog.wait_for(timeout=180_000)
+    page.wait_for_function("!document.querySelector('.jp-Dialog-content').innerText.includes('Validating')",
+                           timeout=180_000)
+    return dialog
+
+
+@contextlib.contextmanager
+def serve(root, state, role):
+    """JupyterLab on 127.0.0.1 with ``role``'s lab (grader/lab/<role> before grader/ on
+    JUPYTER_CONFIG_PATH) on the course at ``root``; Jupyter's own files under ``state``. Yields
+    {"url", "token", "root"}."""
+    env = dict(os.environ)
+    env.update({
+        "JUPYTER_CONFIG_PATH": os.pathsep.join([str(root / "grader" / "lab" / role), str(root / "grader")]),
+        "JUPYTER_CONFIG_DIR": str(state / "config"), "JUPYTER_DATA_DIR": str(state / "data"),
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"), "IPYTHONDIR": str(state / "ipython"),
+        "MPLCONFIGDIR": str(state / "matplotlib"),
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]),
+        # the lessons import the course's minigrad (./run's editable install); here, the scratch copy's
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")])),
+    })
+    port, token = free_port(), f"minigrad-{role}-test"
+    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+               f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}"]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = open(state / "server.log", "wb")
+    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(server, f"{url}/api/status?token={token}", state / "server.log", "JupyterLab")
+        yield {"url": url, "token": token, "root": root, "log": state / "server.log"}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a server that does not stop is killed, not left running
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def shot(page, folder, name):
+    """Save screenshots/<folder>/<name>.png, once the page has painted what the last scroll brought
+    into view (the notebook skips rendering cells out of view: content-visibility)."""
+    (SHOTS / folder).mkdir(parents=True, exist_ok=True)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.screenshot(path=str(SHOTS / folder / f"{name}.png"))
+
+
+def menu(page, menu_name, command, only=False):
+    """Click ``menu_name`` in the menu bar, then the item that runs ``command`` (``only``: the menu shows
+    no other item)."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(f"^{menu_name}$")).click()
+    item = page.locator(f".lm-Menu-item[data-command='{command}']")
+    item.wait_for()
+    if only:
+        shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)").all_inner_texts()
+        assert len(shown) == 1, f"{menu_name} shows {[text.strip() for text in shown]}"
+    item.click()
+
+
+def wait_for_kernel(page):
+    """Until the notebook's kernel has started (cells run before it would ask which kernel to start)."""
+    page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=LONG)
+
+
+def replace_cell_source(page, cell, source):
+    """Type ``source`` over the cell's code, as a learner who selects it all and types."""
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(source)

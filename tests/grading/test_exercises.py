@@ -1,0 +1,254 @@
+"""Issue 3: the exercises are derived from minigrad/, hide the reference code, and grade as intended
+under nbgrader's real generate_assignment + autograde: reference -> full marks, untouched stubs ->
+zero, a typical mistake -> partial credit with a message naming the scenario."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from grader import build, verdicts
+from grader.build import ROOT, exercise_specs, nbgrader_env
+from grader.parts import find_parts, stub
+from grader.sandbox import check_available
+from support import reference_solutions, submission_like
+
+EXERCISES = [spec.stem for spec in exercise_specs(ROOT)]
+
+# One typical mistake per exercise: (part, reference text, mistaken text, a test that must fail, its message).
+MISTAKES = {
+    "ex1_ops": ("Mul", "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
+                "ctx.save_for_backward(a, b)", "test-Mul-saved", "'a * b, only a requires grad'"),
+    "ex2_engine": ("backprop", "buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad",
+                   "buffer[input_nr] = grad", "test-shared-node", "'a node shared by two paths'"),
+    "ex3_freeing": ("BackwardFunction-_release_saved", "tuple(None if s is None else _FREED for s in self._saved)",
+                    "tuple(_FREED for s in self._saved)", "test-seed-003", "'seed 003: m = k after backward'"),
+    "ex4_versions": ("Tensor-_inplace", "    if not recording:\n",
+                     "    if self._requires_grad and self.grad_fn is None:\n"
+                     "        raise RuntimeError(ERR_LEAF_INPLACE)\n    if not recording:\n",
+                     "test-leaf", "'an update under no_grad, as optimizers do'"),
+    "ex5_grad_modes": ("_Mode-_exit", "_state.grad_enabled = self._was_grad_enabled", "_state.grad_enabled = True",
+                       "test-nesting", "'enable_grad inside no_grad'"),
+    "ex6_training": ("SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
+                     'state["momentum_buffer"] = grad.clone().detach().mul_(1 - group["dampening"])', "test-sgd-options",
+                     "'SGD(momentum=0.9, dampening=0.3): the first step is not dampened'"),
+    "ex7_custom_functions": ("StableLogSumExp", "return grad_output.unsqueeze(ctx.dim) * softmax, None",
+                             "return grad_output * softmax, None", "test-lse",
+                             "'the tutorial's randn(3, 10) over dim 1'"),
+    "ex8_checkpoint": ("_Frame-unpack", "    if holder.value is None:\n        self.recompute()", "    self.recompute()",
+                       "test-body-runs", "'a counter in the body: forward, backward, early stop'"),
+    "ex9_gpu_kernel": ("softmax_kernel", "shift = tl.max(top, 0)", "shift = 0.0", "test-softmax_kernel-hidden",
+                       "'large values'"),
+    "ex10_capstone": ("fixed_train", "    def block(h):\n        return cell(h).tanh()",
+                      "    def block(h):\n        log[\"block runs\"] += 1\n        return cell(h).tanh()", "test-logs",
+                      "'3 steps: the logs'"),
+}
+
+
+def unmet(exercise):
+    """Why ``exercise`` cannot be graded here: a module it requires is missing (exercise 9 without
+    Triton), except on CI, which installs every extra; None when it can."""
+    source = nbformat.read(ROOT / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    return None if os.environ.get("CI") else verdicts.unmet_requirements(source)
+
+
+GRADABLE = [exercise for exercise in EXERCISES if not unmet(exercise)]
+ON_THIS_MACHINE = [pytest.param(exercise, marks=pytest.mark.skipif(bool(unmet(exercise)), reason=str(unmet(exercise))))
+                   for exercise in EXERCISES]
+
+
+def test_every_exercise_has_a_mistake_case():
+    assert sorted(MISTAKES) == sorted(EXERCISES)
+
+
+def test_derived_files_are_up_to_date():
+    done = subprocess.run([sys.executable, "-m", "grader", "build", "--check"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _unique_lines(part, package_text):
+    """Lines of a part's solution that appear nowhere else in the package, leaving out its stub and
+    what it did before its exercise (both are released)."""
+    skeleton = set(stub(part).splitlines()) | set((part.before or "").splitlines())
+    own = {line.strip() for line in part.code.splitlines() if line not in skeleton and len(line.strip()) > 10}
+    return {line for line in own if package_text.count(line) == 1}
+
+
+def _answer_lines(exercise):
+    """Lines of the answers the exercise's spec writes out (its ``answer`` cells' solutions) that
+    appear nowhere else in the spec."""
+    text = (ROOT / "grader" / "exercises" / f"{exercise}.py").read_text()
+    solutions = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
+    rest = solutions.sub("", text)
+    return {line.strip() for answer in solutions.findall(text) for line in answer.splitlines()
+            if len(line.strip()) > 10 and line.strip() not in rest}
+
+
+@pytest.fixture(scope="module")
+def fresh_release(tmp_path_factory):
+    """The student release as a fresh clone gets it: committed notebooks, packages staged anew."""
+    root = tmp_path_factory.mktemp("fresh")
+    for folder in ("minigrad", "coursekit", "grader"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for notebook in (ROOT / "exercises").glob("*/*.ipynb"):
+        (root / "exercises" / notebook.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(notebook, root / "exercises" / notebook.parent.name)
+    build.stage(root)
+    return root / "exercises"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_release_holds_no_reference_code_of_this_or_later_exercises(exercise, fresh_release):
+    number = int(exercise.split("_")[0][2:])
+    package_text = "\n".join(p.read_text() for p in (ROOT / "minigrad").rglob("*.py"))
+    secrets = set()
+    for part in find_parts(ROOT / "minigrad"):
+        if part.exercise >= number:
+            secrets |= _unique_lines(part, package_text)
+    secrets |= _answer_lines(exercise)
+    assert secrets
+    assert (fresh_release / exercise / "minigrad" / "engine.py").exists()
+    released = "\n".join(p.read_text() for p in (fresh_release / exercise).rglob("*") if p.is_file()
+                         and p.suffix in (".py", ".ipynb"))
+    leaked = sorted(line for line in secrets if line in released)
+    assert not leaked
+    assert "HIDDEN TESTS" not in released and "failing part-way" not in released  # nor hidden tests
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A scratch course: nbgrader's gradebook knows the exercises, as after an instructor's generate."""
+    root = tmp_path_factory.mktemp("course")
+    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    if check_available():  # no bubblewrap here: grade as plain nbgrader would, with the same pipeline
+        with open(root / "grader" / "nbgrader_config.py", "a") as config:
+            config.write("c.VerdictExecute.sandbox = False\n")
+    for exercise in EXERCISES:
+        _nbgrader(root, "generate_assignment", exercise, "--force")
+    return root
+
+
+def _nbgrader(root, *args):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=root,
+                          env=nbgrader_env(root), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _submission(root, exercise, student, change_solution):
+    """Submit the released folder, with each solution cell's code replaced by ``change_solution(id, code)``."""
+    folder = root / ".course" / "submitted" / student / exercise
+    shutil.copytree(root / "exercises" / exercise, folder)
+    reference = reference_solutions(root, exercise)
+    path = folder / f"{exercise}.ipynb"
+    submission_like(path, change_solution, reference)
+
+
+def _mistaken(exercise):
+    part, right, wrong, _, _ = MISTAKES[exercise]
+
+    def change(grade_id, reference, released):
+        if grade_id != part:
+            return reference
+        assert right in reference
+        return reference.replace(right, wrong, 1)
+    return change
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """Three submissions per exercise, autograded by nbgrader; returns the gradebook's scores."""
+    from nbgrader.api import Gradebook
+
+    students = {"reference": lambda gid, reference, released: reference,
+                "untouched": lambda gid, reference, released: released}
+    for exercise in GRADABLE:
+        for student, change in students.items():
+            _submission(course, exercise, student, change)
+        _submission(course, exercise, "mistake", _mistaken(exercise))
+        _nbgrader(course, "autograde", exercise, "--force")
+    scores = {}
+    with Gradebook("sqlite:///" + str(course / ".course" / "gradebook.db")) as gradebook:
+        for exercise in GRADABLE:
+            for student in ("reference", "untouched", "mistake"):
+                submission = gradebook.find_submission(exercise, student)
+                scores[exercise, student] = (submission.score, submission.max_score)
+    return scores
+
+
+@pytest.mark.parametrize("exercise", ON_THIS_MACHINE)
+def test_reference_gets_full_marks(graded, exercise):
+    score, max_score = graded[exercise, "reference"]
+    assert max_score > 0 and score == max_score
+
+
+@pytest.mark.parametrize("exercise", ON_THIS_MACHINE)
+def test_untouched_stubs_get_zero(graded, exercise):
+    assert graded[exercise, "untouched"][0] == 0
+
+
+@pytest.mark.parametrize("exercise", ON_THIS_MACHINE)
+def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exercise):
+    score, max_score = graded[exercise, "mistake"]
+    assert 0 < score < max_score
+    _, _, _, failing_test, message = MISTAKES[exercise]
+    notebook = nbformat.read(course / ".course" / "autograded" / "mistake" / exercise / f"{exercise}.ipynb", 4)
+    (cell,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == failing_test]
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert errors and message in errors[0].evalue and "minigrad differs from torch" in errors[0].evalue
+
+
+
+REJECTED_IN_KERNEL = "`import os` at the cell of _release_saved, line 4 is not allowed in graded code"
+
+
+@pytest.mark.parametrize("filled, verdict", [("reference", "Success! Your notebook passes all the tests."),
+                                             (None, "NotImplementedError"),
+                                             ("import os", REJECTED_IN_KERNEL)],
+                         ids=["implemented", "untouched", "rejected-construct"])
+def test_learner_validate_on_exercise_3(course, filled, verdict):
+    """What the Validate button runs (nbgrader's validator), on the learner's copy of exercise 3: a
+    construct grading would reject is named, as grading names it, before the learner submits."""
+    exercise = "ex3_freeing"
+    learner = course / "learner" / str(filled)
+    shutil.copytree(course / "exercises" / exercise, learner)
+    if filled:
+        _fill_in(course, exercise, learner / f"{exercise}.ipynb")
+    if filled == "import os":
+        notebook = nbformat.read(learner / f"{exercise}.ipynb", as_version=4)
+        (cell,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == MISTAKES[exercise][0]]
+        cell.source = cell.source.replace('"""\n', '"""\n    import os\n', 1)
+        nbformat.write(notebook, learner / f"{exercise}.ipynb")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(learner / f"{exercise}.ipynb")],
+                          cwd=learner, env=nbgrader_env(course), capture_output=True, text=True, timeout=300)
+    assert verdict in done.stdout, done.stdout + done.stderr
+
+
+def _fill_in(root, exercise, path):
+    """The learner's work: the released notebook with each solution cell written as the reference."""
+    submission_like(path, lambda grade_id, reference, released: reference, reference_solutions(root, exercise))
+
+
+def test_without_triton_exercise_9_says_how_to_get_it():
+    """What Validate shows where Triton is not installed: the setup cell's error names the extra
+    (grading says "not graded: the exercise needs triton ...": tests/grading/test_verdicts.py)."""
+    notebook = nbformat.read(ROOT / "exercises" / "ex9_gpu_kernel" / "ex9_gpu_kernel.ipynb", as_version=4)
+    (setup,) = [c.source for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup"]
+    code = f"import sys\nsys.modules['triton'] = None  # import triton fails, as when it is not installed\n{setup}"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "solutions" / "ex9_gpu_kernel", capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ModuleNotFoundError: Exercise 9 needs Triton, minigrad's optional extra: pip install -e '.[kernels]' "
+        "(or MINIGRAD_EXTRAS=kernels ./run lab), then restart the kernel")
+
+
+def test_only_the_exercises_that_require_triton_use_it():
+    """The course works without Triton: no other exercise's spec mentions it."""
+    for spec in exercise_specs(ROOT):
+        text = spec.read_text()
+        assert ("triton" in text.lower()) == text.startswith("# %% requires triton"), spec.name

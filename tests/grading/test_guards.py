@@ -1,0 +1,156 @@
+"""Graded code under run-time guards (grader/guards.py): one submission per attack class, each written
+so that the static check (grader/graded_code.py) lets it through, each ending "not graded" with
+the construct, the cell and the line it was tried at — and the honest submissions keep their grades.
+
+Each hostile body runs inside exercise 3's ``_release_saved`` (grading runs the learner's
+definitions, so hostile code hides in a function body the engine calls), then frees as the
+reference does: were the guard missing, the submission would get full marks."""
+import shutil
+
+import nbformat
+import pytest
+
+from grader import verdicts
+from grader.build import ROOT
+from grader.devices import grading_device
+from grader.graded_code import definitions, violation
+
+EXERCISE = "ex3_freeing"
+PART = "BackwardFunction-_release_saved"
+RIGHT = "    if self._saved:\n        self._saved = tuple(None if s is None else _FREED for s in self._saved)\n"
+
+
+@pytest.fixture(scope="module")
+def exercise(tmp_path_factory):
+    """(folder, source notebook, reference solutions, torch's expected results) of exercise 3."""
+    folder = tmp_path_factory.mktemp("guards") / EXERCISE
+    shutil.copytree(ROOT / "solutions" / EXERCISE, folder)
+    source = nbformat.read(folder / f"{EXERCISE}.ipynb", as_version=4)
+    reference = verdicts.solution_cells(source, without_markers=True)
+    expected = verdicts.expected_results(folder, f"{EXERCISE}.ipynb", folder.parent / "expected.json", grading_device(False))
+    return folder, source, reference, expected
+
+
+def release_saved(body):
+    """_release_saved that runs ``body`` first (lines 2 on), then frees as the reference does."""
+    return "def _release_saved(self):\n" + "".join(f"    {line}\n" for line in body.splitlines()) + RIGHT
+
+
+def grade(exercise, solutions):
+    folder, source, reference, expected = exercise
+    cells = verdicts.plan(source, {**reference, **solutions})
+    return verdicts.compare(expected, verdicts.run(folder, cells, "minigrad", numbers={PART: 7}))
+
+
+# By class: (the body of _release_saved, the construct named, its line in the cell)
+ATTACKS = {
+    # private aliases modules keep of sys, os, builtins: an open-ended graph a static check can't list
+    "private-alias-of-sys": ("import collections\nmodules = collections._sys.modules", "collections._sys", 3),
+    "alias-through-minigrad": ("import minigrad.engine\nwarnings = minigrad.engine.warnings", "minigrad.engine.warnings", 3),
+    "alias-of-torch-internals": ("import minigrad.function\nlibrary = minigrad.function.torch\nlibrary._refs",
+                                 "torch._refs", 4),
+    # strings a library evaluates
+    "annotation-evaluated": ("import typing\ntyping.get_type_hints(_release_saved)", "typing.get_type_hints", 3),
+    "format-reaches-an-attribute": ("'{0._data.untyped_storage}'.format(self._saved[0].tensor)", "Tensor.untyped_storage", 2),
+    "format-builds-a-dunder": ("('{0._' + '_class__}').format(1)", "int.__class__", 2),
+    "unbound-format": ("str.format('{0._data.untyped_storage}', self._saved[0].tensor)", "str.format", 2),
+    "super-of-a-torch-class": ("import torch\ntensor = self._saved[0].tensor._data\n"
+                               "super(torch.Tensor, tensor).requires_grad_", "super.requires_grad_", 4),
+    # public members that are not safe: files, imports from strings, sharing memory
+    "public-serialization": ("import torch\nloader = torch.serialization", "torch.serialization", 3),
+    "submodule-import": ("import torch.testing", "import torch.testing", 2),
+    "tensor-to-numpy": ("array = self._saved[0].tensor._data.numpy()", "Tensor.numpy", 2),
+    "tensor-storage": ("storage = self._saved[0].tensor._data.untyped_storage()", "Tensor.untyped_storage", 2),
+    # exceptions carry the objects they failed on
+    "exception-object": ("try:\n    self.nothing_here\nexcept AttributeError as error:\n    found = error.obj",
+                         "AttributeError.obj", 5),
+    # writes to trusted singletons and modules, through names the static check cannot tell
+    "write-anomaly-state": ("import minigrad.grad_mode\nstate = minigrad.grad_mode.anomaly\nstate.enabled = True",
+                            "_Anomaly.enabled = ...", 4),
+    "write-module-through-a-name": ("import minigrad.engine\nengine = minigrad.engine\nengine.run_node = None",
+                                    "minigrad.engine.run_node = ...", 4),
+    "write-a-class": ("import minigrad\nsaved = minigrad.Tensor\nsaved.tolist = None", "Tensor.tolist = ...", 4),
+    # the course's own helpers, and imports nothing graded needs
+    "read-the-ledger": ("import minigrad.memory", "import minigrad.memory", 2),
+    "import-from-private": ("from collections import _sys", "collections._sys", 2),
+}
+# torch's autograd doing the learner's work, by route (issue 21, item 2)
+AUTOGRAD_ROUTES = {
+    "functorch-private": ("import torch\ngrad = torch._functorch", "torch._functorch", 3),
+    "tensor-backward": ("self._saved[0].tensor._data.sum().backward()", "Tensor.backward", 2),
+    "tensor-requires-grad": ("self._saved[0].tensor._data.requires_grad_()", "Tensor.requires_grad_", 2),
+    "tensor-hook": ("self._saved[0].tensor._data.register_hook(print)", "Tensor.register_hook", 2),
+    "grad-mode-switch": ("import torch\ntorch.is_grad_enabled", "torch.is_grad_enabled", 3),
+    "torch-function": ("import torch\nfunction = torch.nn", "torch.nn", 3),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS) + sorted(AUTOGRAD_ROUTES))
+def test_an_attack_the_static_check_lets_through_ends_not_graded_and_flagged(exercise, attack):
+    body, construct, line = {**ATTACKS, **AUTOGRAD_ROUTES}[attack]
+    code = release_saved(body)
+    assert violation(definitions(code), "cell 7") is None  # the run-time guard is what stops it
+    with pytest.raises(verdicts.NotGraded) as stopped:
+        grade(exercise, {PART: code})
+    assert str(stopped.value) == (f"`{construct}` at cell 7 line {line} is not allowed in graded code "
+                                  "(flagged: tried while it ran)")
+
+
+def test_a_denial_caught_by_the_learner_still_ends_not_graded(exercise):
+    code = release_saved("try:\n    import collections\n    collections._sys\nexcept BaseException:\n    pass")
+    with pytest.raises(verdicts.NotGraded, match="`collections._sys` at cell 7 line 4"):
+        grade(exercise, {PART: code})
+
+
+@pytest.mark.parametrize("cell, construct, line", [
+    ("import torch\n\nclass Storage(torch.Tensor):\n    pass", "class Storage(Tensor)", 3),
+    ("from minigrad.ops import Reshaping\n\nclass Deputy(Reshaping):\n    method = 'backward'", "class Deputy(Reshaping)", 3),
+])
+def test_learner_classes_derive_only_from_what_the_exercise_names(exercise, cell, construct, line):
+    """A torch.Tensor subclass could pose as storage; a subclass of a minigrad op could steer the
+    op's own code (``Reshaping`` calls ``getattr(storage, cls.method)``)."""
+    with pytest.raises(verdicts.NotGraded) as stopped:
+        grade(exercise, {PART: cell + "\n\n" + release_saved("pass")})
+    assert str(stopped.value).startswith(f"`{construct}` at cell 7 line {line} is not allowed")
+
+
+def test_honest_code_keeps_its_grade(exercise):
+    """The reference, and a body that uses what graded code may: private attributes of minigrad's
+    objects, plain data's methods, str.format with fields, caught exceptions' args, augmented
+    assignment of attributes and items."""
+    honest = release_saved("counts = {'n': 0}\ncounts['n'] += len(self._saved)\n"
+                           "text = '{0} of {n}'.format(self.name(), n=counts['n'])\n"
+                           "try:\n    {}['x']\nexcept KeyError as error:\n    missing = error.args[0].upper()\n"
+                           "import math\nsquare = math.sqrt(4.0) ** 2")
+    assert all(passed for passed, _ in grade(exercise, {}).values())
+    assert all(passed for passed, _ in grade(exercise, {PART: honest}).values())
+
+
+def test_an_honest_mistake_is_graded_not_flagged(exercise):
+    """An attribute that does not exist raises AttributeError as in Python: a wrong answer, graded."""
+    wrong = release_saved("self._saved[0].no_such_thing")
+    results = grade(exercise, {PART: wrong})
+    assert not all(passed for passed, _ in results.values())
+    assert any("AttributeError" in why for _, why in results.values())
+
+
+def test_validate_names_a_denied_construct_as_grading_does(tmp_path):
+    """``graded(...)`` in the plug cells remakes the learner's definitions under the same guards in
+    their kernel (guards.py is staged beside the exercise's minigrad), so Validate says what grading
+    will: the construct, the cell and its line."""
+    import subprocess
+    import sys
+
+    from grader.build import nbgrader_env
+
+    folder = tmp_path / EXERCISE
+    shutil.copytree(ROOT / "solutions" / EXERCISE, folder)
+    path = folder / f"{EXERCISE}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    part = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == PART)
+    part.source = release_saved("import collections\ncollections._sys")
+    nbformat.write(notebook, path)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", path.name], cwd=folder, env=nbgrader_env(ROOT),
+                          capture_output=True, text=True, timeout=300)
+    assert "VALIDATION FAILED" in done.stdout, done.stdout + done.stderr
+    assert "`collections._sys` at the cell of _release_saved, line 3 is not allowed in graded" in done.stdout

@@ -1,0 +1,214 @@
+"""Issue 4 (first part): the instructor's workflow on real nbgrader — release to the exchange, learners
+fetch and submit with nbgrader's own commands, collect, autograde in parallel, and every submission
+ends graded or "not graded: reason"; export writes the CSV and the histogram; feedback keeps hidden
+tests hidden."""
+import csv
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from grader import workflow
+from grader.build import ROOT, nbgrader_env
+from grader.sandbox import check_available
+from support import max_score, reference_solutions, submission_like
+
+EXERCISE = "ex3_freeing"
+FULL = max_score(ROOT, EXERCISE)
+
+
+def _run(root, args, cwd):
+    env = nbgrader_env(root)
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def _learner(root, name, edit):
+    """A learner fetches the exercise with nbgrader, edits the notebook folder, and submits it (all
+    learners share this machine's user, so each submits under its own --student id)."""
+    home = root / "learners" / name
+    home.mkdir(parents=True)
+    _run(root, [sys.executable, "-m", "nbgrader", "fetch_assignment", EXERCISE], home)
+    edit(home / EXERCISE)
+    _run(root, [sys.executable, "-m", "nbgrader", "submit", EXERCISE, f"--student={name}"], home)
+
+
+def _solve(folder, root):
+    submission_like(folder / f"{EXERCISE}.ipynb", lambda gid, ref, released: ref, reference_solutions(root, EXERCISE))
+
+
+def _break_cell(body, root):
+    """The reference, but _release_saved written as ``body``: grading calls it from the first test cell."""
+    def change(grade_id, reference, released):
+        if grade_id == RELEASE:
+            return "def _release_saved(self):\n" + "\n".join("    " + line for line in body.splitlines())
+        return reference
+
+    def edit(folder):
+        submission_like(folder / f"{EXERCISE}.ipynb", change, reference_solutions(root, EXERCISE))
+    return edit
+
+
+RELEASE = "BackwardFunction-_release_saved"
+
+
+def _first_test_cell():
+    notebook = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    return next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade"))
+
+
+def _cell_number(grade_id):
+    notebook = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    return next(i for i, c in enumerate(notebook.cells, start=1) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("workflow")
+    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(root / "grader" / "nbgrader_config.py", "a") as config:
+        config.write("c.VerdictExecute.timeout = 10\n")
+    # no generate_assignment here, as on a fresh clone: collect records the exercises in the new gradebook
+    workflow.release(EXERCISE, root=root)
+    learners = {
+        "ada": lambda folder: _solve(folder, root),
+        "bob": lambda folder: None,
+        "cy": _break_cell("import os\nos._exit(1)", root),
+        "dee": _break_cell("while True:\n    pass", root),
+        "eve": lambda folder: (folder / f"{EXERCISE}.ipynb").write_text('{"cells": ['),
+        "fay": lambda folder: (folder / f"{EXERCISE}.ipynb").rename(folder / "my_work.ipynb"),
+        "gus": lambda folder: (folder / f"{EXERCISE}.ipynb").write_bytes(b"\xff\xfe not a notebook"),
+        "hal": _break_cell("if self._saved:\n    self._saved = tuple(_FREED for s in self._saved)", root),
+    }
+    learners["ivy"] = lambda folder: _solve(folder, root)
+    for name, edit in learners.items():
+        _learner(root, name, edit)
+    inbound = root / ".course" / "exchange" / "minigrad" / "inbound"
+    next(inbound.glob("ivy+*")).joinpath("answers.ipynb").symlink_to(root / "solutions" / EXERCISE / f"{EXERCISE}.ipynb")
+    _learner(root, PLANTED, lambda folder: _solve(folder, root))  # submitted by this test's account, in the name of another account
+    lines = [workflow.collect(EXERCISE, root=root)]
+    workflow.autograde(EXERCISE, workers=2, root=root, progress=lines.append, sandbox=check_available() is None)
+    return root, lines
+
+
+def test_collect_says_what_it_took(course):
+    _, lines = course
+    assert lines[0] == f"collected 9 submissions of {EXERCISE} (9 new, 0 updated)"
+
+
+PLANTED = "nobody"  # an account of this machine (Debian's), that the tests do not run as
+
+
+def test_collect_takes_no_submission_made_in_another_accounts_name_and_follows_no_link(course):
+    """grader/exchange.py: on a shared exchange anyone may write inbound; a submission counts only
+    from the account it names, and a link in it (here to the instructor's solutions) is not copied."""
+    root, _ = course
+    submitted = root / ".course" / "submitted"
+    assert not (submitted / PLANTED).exists()
+    assert (submitted / "ivy" / EXERCISE / f"{EXERCISE}.ipynb").is_file()
+    assert not (submitted / "ivy" / EXERCISE / "answers.ipynb").exists()
+
+
+def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
+    root, _ = course
+    verdicts = workflow.outcomes(EXERCISE, root=root)
+    assert verdicts["ada"] is None and verdicts["bob"] is None
+    assert verdicts["cy"] == f"`import os` at cell {_cell_number(RELEASE)} line 2 is not allowed in graded code"
+    assert verdicts["dee"] == f"timed out in cell {_first_test_cell()} after 10 s"
+    assert verdicts["eve"].startswith(f"invalid notebook {EXERCISE}.ipynb: Notebook does not appear to be JSON")
+    assert verdicts["fay"] == f"missing notebook {EXERCISE}.ipynb (found: my_work.ipynb)"
+    assert verdicts["gus"] == f"invalid notebook {EXERCISE}.ipynb: not UTF-8 text"
+
+
+def test_status_shows_scores_and_reasons(course):
+    root, progress = course
+    lines = workflow.status(EXERCISE, root=root)
+    assert f"ada: graded {FULL}/{FULL}" in lines and f"bob: graded 0/{FULL}" in lines
+    assert f"ivy: graded {FULL}/{FULL}" in lines
+    assert "fay: not graded: missing notebook ex3_freeing.ipynb (found: my_work.ipynb)" in lines
+    assert progress[-1].startswith(f"autograde {EXERCISE}: 9/9 done, ETA")
+
+
+def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
+    root, _ = course
+    workflow.export(EXERCISE, tmp_path / "grades.csv", tmp_path / "scores.png", root=root)
+    with open(tmp_path / "grades.csv") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert rows["ada"]["status"] == "graded" and float(rows["ada"]["score"]) == FULL
+    assert float(rows["ada"]["test-seed-003"]) == 2
+    assert rows["cy"]["status"] == "not graded" and rows["cy"]["score"] == "" and rows["cy"]["reason"]
+    assert (tmp_path / "scores.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_feedback_shows_hidden_tests_only_as_passed_or_failed(course):
+    root, _ = course
+    said = workflow.feedback(EXERCISE, root=root)
+    written = sorted(path.parent.name for path in (root / ".course" / "feedback").glob(f"*/{EXERCISE}"))
+    assert "ada" in written and said.startswith(f"wrote feedback for {len(written)} submissions of {EXERCISE} in ")
+    html = (root / ".course" / "feedback" / "ada" / EXERCISE / f"{EXERCISE}.html").read_text()
+    assert "hidden test — passed — 1/1 points" in html
+    assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
+    assert "seed 003: m = k after backward" in html
+
+
+def test_a_failing_visible_check_reaches_the_learner_in_full(course):
+    """Visible and hidden checks live in separate cells: the learner who freed never-saved entries
+    reads which scenario differs and what torch and their code did, not just "hidden test — failed"."""
+    root, _ = course
+    workflow.feedback(EXERCISE, root=root)
+    html = (root / ".course" / "feedback" / "hal" / EXERCISE / f"{EXERCISE}.html").read_text()
+    assert "'seed 003: m = k after backward'\n  minigrad differs from torch at " in html, html
+    assert "torch: " in html and "minigrad: " in html
+    toc = html[html.index('<div id="toc">'):html.index("</ol>")]  # each test named by its scenarios
+    assert "Test cell" not in toc and "visible checks" in toc and "hidden checks" in toc
+    assert "seed 003: m = k after backward" in toc
+    assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
+    assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html
+
+
+def test_a_plain_rerun_grades_again_what_the_grader_failed_and_nothing_else(course):
+    """A submission whose outcome is the grader's own failure (a setup step missing then, say) is
+    graded by a plain rerun; one graded, or not graded for the learner's reason, is left as it is."""
+    root, _ = course
+    api = workflow.course_api(root)
+    workflow._record(api, EXERCISE, "ada", "autograde failed: MissingEntry: No such assignment: ex3_freeing")
+    before = workflow.outcomes(EXERCISE, root=root)
+    lines = []
+    after = workflow.autograde(EXERCISE, root=root, progress=lines.append, sandbox=check_available() is None)
+    assert after["ada"] is None and {s: r for s, r in after.items() if s != "ada"} == \
+        {s: r for s, r in before.items() if s != "ada"}
+    assert lines == [f"autograde {EXERCISE}: 1/1 done, ETA 0 s"]
+
+
+def test_the_grader_works_without_an_activated_venv(tmp_path, monkeypatch):
+    """``.venv/bin/python -m grader ...`` with nothing activated: a new gradebook needs nbgrader's
+    ``alembic`` console script, which it starts by name from PATH."""
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    database = tmp_path / "gradebook.db"
+    done = subprocess.run([sys.executable, "-c", f"from nbgrader.api import Gradebook; Gradebook('sqlite:///{database}')"],
+                          env=nbgrader_env(ROOT), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tmp_path):
+    """What ./run lab runs at each start: every exercise in the exchange; nothing copied again when
+    nothing changed; an exercise whose release changed is released anew."""
+    shutil.copytree(ROOT / "minigrad", tmp_path / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("grader", "exercises", "solutions"):  # staged packages are built, not copied
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "minigrad"))
+    workflow.release_all(tmp_path)
+    outbound = tmp_path / ".course" / "exchange" / "minigrad" / "outbound"
+    exercises = sorted(p.name for p in (tmp_path / "exercises").iterdir() if p.is_dir())
+    assert sorted(p.name for p in outbound.iterdir()) == exercises
+    assert all((outbound / name / "minigrad" / "engine.py").exists() for name in exercises)
+    released = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
+    notebook = tmp_path / "exercises" / EXERCISE / f"{EXERCISE}.ipynb"
+    notebook.write_text(notebook.read_text().replace("Exercise 3", "Exercise 3 (corrected)", 1))
+    workflow.release_all(tmp_path)
+    again = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
+    assert [name for name in exercises if again[name] != released[name]] == [EXERCISE]
+    assert "Exercise 3 (corrected)" in (outbound / EXERCISE / f"{EXERCISE}.ipynb").read_text()
