@@ -26,7 +26,7 @@ MISTAKE = ("tuple(None if s is None else _FREED for s in self._saved)", "tuple(_
 
 def make_course(where, submissions):
     """A scratch course with ``submissions`` students: a third solved, a third untouched, a third with a mistake."""
-    for folder in ("minigrad", "grader", "solutions", "exercises"):
+    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
         shutil.copytree(ROOT / folder, where / folder, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force"], cwd=where,
                    env=nbgrader_env(where), check=True, capture_output=True)
@@ -73,7 +73,8 @@ def main():
             where.mkdir()
             make_course(where, args.submissions)
         with open(plain / "grader" / "nbgrader_config.py", "a") as config:  # nbgrader as it ships
-            config.write('c.Autograde.autograde_preprocessors[0] = "nbgrader.preprocessors.Execute"\n')
+            config.write('c.Autograde.autograde_preprocessors[0] = "nbgrader.preprocessors.Execute"\n'
+                         'c.Autograde.autograde_preprocessors.remove("grader.verdicts.RecordOutcome")\n')
         plain_time = timed([sys.executable, "-m", "nbgrader", "autograde", EXERCISE], plain)
         ours_time = timed([sys.executable, "-m", "grader", "autograde", EXERCISE, "--workers", str(args.workers)], ours)
         same = scores(plain) == scores(ours)

@@ -3,13 +3,12 @@ hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrad
 hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", names
 each test by its scenarios (the names its ``check(...)`` calls give, for the page's table of
 contents: templates/minigrad_feedback), and opens the feedback with the device the submission was
-graded on (from its record).
+graded on (from its outcome, ``records``).
 
 ``SanitizeLearnerText`` runs wherever a learner's notebook becomes HTML on the instructor's side
 (the feedback page, Formgrader's view: ``HTMLExporter.preprocessors``)."""
 import ast
 import html
-import json
 import re
 
 import bleach
@@ -17,21 +16,18 @@ from nbconvert.filters import markdown2html
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Unicode
 
-from .records import record_path
+from . import records
 
 HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*\n?", re.S)
 
 
 class HideHiddenTests(NbGraderPreprocessor):
-    course_root = Unicode(help="the course's root folder").tag(config=True)
-
     def preprocess(self, nb, resources):
-        record = record_path(self.course_root, resources["nbgrader"]["assignment"], resources["nbgrader"]["student"])
-        if record.exists():
-            device = json.loads(record.read_text())["device"]
-            nb.cells.insert(0, new_markdown_cell(f"*Graded on {html.escape(device)}.*"))
+        meta = resources["nbgrader"]
+        outcome = records.read(meta["db_url"], meta["assignment"]).get(meta["student"])
+        if outcome is not None and outcome.device:
+            nb.cells.insert(0, new_markdown_cell(f"*Graded on {html.escape(outcome.device)}.*"))
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):

@@ -53,7 +53,6 @@ c.Autograde.autograde_preprocessors = [
 c.VerdictExecute.course_root = ROOT
 c.VerdictExecute.timeout = 30  # seconds a cell may run while graded
 c.VerdictExecute.budget = 120  # seconds all its cells may run together (a reference run takes about 5)
-c.HideHiddenTests.course_root = ROOT
 # Learner text (markdown cells, outputs) reaches the feedback page and Formgrader, on the instructor's
 # origin, only sanitised: both render with an HTMLExporter made from this config.
 c.HTMLExporter.preprocessors = ["grader.feedback.SanitizeLearnerText"]

@@ -8,7 +8,6 @@ harness, the same device choice). The table names, per exercise, what was expect
 the device and sandbox that graded, torch's and Triton's versions, and the time it took.
 """
 import importlib.metadata
-import json
 import shutil
 import subprocess
 import tempfile
@@ -20,10 +19,9 @@ import nbformat
 from . import workflow
 from .build import ROOT, exercise_specs
 from .mistakes import MISTAKES
-from .records import record_path
 from .verdicts import solution_cells
 
-COPIED = ("minigrad", "grader", "solutions", "exercises")
+COPIED = ("minigrad", "coursekit", "grader", "solutions", "exercises")
 
 
 def submissions(root, exercise):
@@ -135,7 +133,7 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
             start = time.monotonic()
             graded = grade(course, exercise, workers, sandbox)
             expected, got, mismatches = verdict(points(course, exercise), graded)
-            device = _device(course, exercise)
+            device = next(row["device"] for student, _, row in graded if student == "reference") or "-"
             table.append((exercise, expected, got, kill_rate(points(course, exercise), graded), device, sandboxed,
                           torch_version, triton_version, f"{time.monotonic() - start:.0f} s",
                           "ok" if not mismatches else "MISMATCH"))
@@ -149,8 +147,3 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
         ("" if not problems else " -- do not grade learners on this machine until they are fixed"))
     return len(problems)
 
-
-def _device(course, exercise):
-    """The device the reference submission's record names (what graded it)."""
-    path = record_path(course, exercise, "reference")
-    return json.loads(path.read_text())["device"] if path.exists() else "-"

@@ -12,9 +12,10 @@ pipe read while it runs, within a time and size budget the grader enforces. A te
 both runs saw the same results for every check and neither raised; the cell gets "passed" or an
 error saying which scenario differs and how, and nbgrader's own SaveAutoGrades turns that into points.
 
-Each submission's outcome is one record (``records.py``): the device, each test's verdict, or why
-it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
+Each submission's outcome is one row (``records.py``): graded, with the device its checks ran on,
+or why it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
+import dataclasses
 import fcntl
 import importlib.util
 import json
@@ -32,12 +33,11 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from minigrad.testing import difference, nearly_equal, without_messages
+from coursekit.testing import difference, nearly_equal, without_messages
 
-from . import forkserver, guards
+from . import forkserver, guards, records
 from .devices import grading_device
 from .graded_code import definitions, violation
-from .records import record_path, save_outcome
 from .sandbox import Limits
 
 REFERENCE = Path(__file__).with_name("reference.py")
@@ -370,7 +370,8 @@ STOPPED = {
 
 class VerdictExecute(NbGraderPreprocessor):
     """nbgrader's autograde step that executes the notebook, replaced by the verdict harness. A
-    submission that cannot be graded gets its record and stops nbgrader's pipeline (NotGraded)."""
+    submission that cannot be graded gets its outcome and stops nbgrader's pipeline (NotGraded); one
+    that can leaves its outcome to ``RecordOutcome``, after nbgrader has saved its scores."""
 
     course_root = Unicode(help="the course's root folder").tag(config=True)
     source_directory = Unicode("solutions").tag(config=True)
@@ -388,16 +389,12 @@ class VerdictExecute(NbGraderPreprocessor):
         numbers = {grade_id: i + 1 for grade_id, i in index.items()}
         sandboxed = self._sandboxed()
         device = grading_device(sandboxed)
-        record = {"device": device.description, "sandbox": "bubblewrap" if sandboxed else "none (--no-sandbox)",
-                  "not_graded": None, "tests": {}}
-        student = resources["nbgrader"]["student"]
-        path = record_path(root, exercise, student)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        outcome = records.Outcome(None, device.description, "bubblewrap" if sandboxed else "none (--no-sandbox)")
+        resources["grader_outcome"] = outcome
 
         def not_graded(reason):
-            record["not_graded"] = reason
-            path.write_text(json.dumps(record))
-            save_outcome(resources["nbgrader"]["db_url"], exercise, student, reason)
+            records.save(resources["nbgrader"]["db_url"], exercise, resources["nbgrader"]["student"],
+                         dataclasses.replace(outcome, reason=reason))
             raise NotGraded(reason) from None
 
         unmet = unmet_requirements(source)  # before torch's run, whose results would be cached
@@ -415,11 +412,9 @@ class VerdictExecute(NbGraderPreprocessor):
                 cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20,
                 memory=Limits().memory_bytes >> 30, disk=Limits().file_bytes >> 20))
         for test_id, (passed, why) in compare(expected, actual).items():
-            record["tests"][test_id] = [passed, why]
             cell = nb.cells[index[test_id]]
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
-        path.write_text(json.dumps(record))
         return nb, resources
 
     def _sandboxed(self):
@@ -434,10 +429,10 @@ class VerdictExecute(NbGraderPreprocessor):
 
 class RecordOutcome(NbGraderPreprocessor):
     """nbgrader's autograde step after SaveAutoGrades: the submission is graded, which ``status``,
-    ``export`` and ``autograde``'s reruns read (``records.save_outcome``), whichever route graded it
-    (our command line, nbgrader's, Formgrader's Autograde button)."""
+    ``export``, the feedback and ``autograde``'s reruns read (``records``), whichever route graded
+    it (our command line, nbgrader's, Formgrader's Autograde button)."""
 
     def preprocess(self, nb, resources):
         meta = resources["nbgrader"]
-        save_outcome(meta["db_url"], meta["assignment"], meta["student"], None)
+        records.save(meta["db_url"], meta["assignment"], meta["student"], resources["grader_outcome"])
         return nb, resources

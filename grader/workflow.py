@@ -9,7 +9,6 @@ The outcomes live in the gradebook's database, in a table of their own beside nb
 import contextlib
 import csv
 import ctypes
-import json
 import os
 import re
 import signal
@@ -98,13 +97,13 @@ def collect(exercise, root=ROOT):
 
 # --- outcomes ----------------------------------------------------------------------------------
 
-def _record(api, exercise, student, reason):
-    records.save_outcome(api.coursedir.db_url, exercise, student, reason)
+def _not_graded(api, exercise, student, reason):
+    records.save(api.coursedir.db_url, exercise, student, records.Outcome(reason))
 
 
 def outcomes(exercise, root=ROOT):
     """{student: None if graded else the reason it was not}."""
-    return records.read_outcomes(course_api(root).coursedir.db_url, exercise)
+    return {student: outcome.reason for student, outcome in records.read(course_api(root).coursedir.db_url, exercise).items()}
 
 
 # --- autograde ---------------------------------------------------------------------------------
@@ -136,20 +135,20 @@ def precheck(folder, notebooks):
 
 
 def _autograde_one(root, exercise, student, sandbox):
-    """Worker: nbgrader's autograde of one submission (its verdicts decided by grader.verdicts);
-    returns the reason it was not graded, or None."""
+    """Worker: nbgrader's autograde of one submission (its verdicts decided by grader.verdicts, its
+    outcome recorded in nbgrader's pipeline, or here when nbgrader itself failed)."""
     api = course_api(root, sandbox)
-    record = records.record_path(api.coursedir.root, exercise, student)
-    record.unlink(missing_ok=True)
+    records.forget(api.coursedir.db_url, exercise, student)
     result = api.autograde(exercise, student, force=True, create=True)
-    reason = json.loads(record.read_text())["not_graded"] if record.exists() else None
-    if reason or result["success"]:
-        return reason
+    outcome = records.read(api.coursedir.db_url, exercise).get(student)
+    if outcome is not None and (outcome.reason or result["success"]):
+        return
     log = (result.get("log") or "") + (result.get("error") or "")
     saved = Path(api.coursedir.root, ".course", "logs", exercise, f"{student}.log")
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(log)
-    return f"autograde failed: {_error_line(log)} (nbgrader's log: {saved.relative_to(api.coursedir.root)})"
+    _not_graded(api, exercise, student,
+                f"autograde failed: {_error_line(log)} (nbgrader's log: {saved.relative_to(api.coursedir.root)})")
 
 
 SETUP_FAILURES = ("autograde failed:", "grader error:")
@@ -206,7 +205,7 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
     for student in students:
         reason = precheck(submitted / student / exercise, notebooks)
         if reason:
-            _record(api, exercise, student, reason)
+            _not_graded(api, exercise, student, reason)
         else:
             pending[student] = None
     if not pending:
@@ -218,10 +217,9 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
         futures = {student: pool.submit(_autograde_one, str(root), exercise, student, sandbox) for student in pending}
         for student, future in futures.items():
             try:
-                reason = future.result()
+                future.result()
             except Exception as error:  # noqa: BLE001 - a crashed worker is this submission's outcome
-                reason = f"grader error: {error}"
-            _record(api, exercise, student, reason)
+                _not_graded(api, exercise, student, f"grader error: {error}")
             done += 1
             elapsed = time.monotonic() - start
             remaining = elapsed / max(done, 1) * (len(students) - done)
@@ -236,21 +234,19 @@ NOT_YET = "no autograde run has finished it yet"
 
 def scores(exercise, root=ROOT):
     """One row per collected submission: student, status (graded, not graded, or not graded yet),
-    score, max score, reason, score per test."""
+    score, max score, reason, the device its checks ran on, score per test."""
     from nbgrader.api import Gradebook
 
     api = course_api(root)
-    results = outcomes(exercise, root)
+    results = records.read(api.coursedir.db_url, exercise)
     rows = []
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
         for student in sorted(set(results) | set(submitted_students(api, exercise))):
-            if student in results:
-                reason = results[student]
-                status = "graded" if reason is None else "not graded"
-            else:
-                reason, status = NOT_YET, "not graded yet"
-            row = {"student": student, "exercise": exercise, "status": status,
-                   "score": "", "max_score": "", "reason": reason or "", "tests": {}}
+            outcome = results.get(student, records.Outcome(NOT_YET))
+            reason = outcome.reason
+            status = "not graded yet" if student not in results else "graded" if reason is None else "not graded"
+            row = {"student": student, "exercise": exercise, "status": status, "score": "", "max_score": "",
+                   "reason": reason or "", "device": outcome.device, "tests": {}}
             if reason is None:
                 submission = gradebook.find_submission(exercise, student)
                 row["score"], row["max_score"] = submission.score, submission.max_score
