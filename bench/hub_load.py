@@ -163,7 +163,7 @@ def learner_path(name, hub, waits, failures, start):
         waits[step].append(time.monotonic() - began)
         for step, action in (
                 ("fetch", lambda: _fetched(name, hub, course)),
-                ("run", lambda: run_in_kernel(name, hub, "import torch\nimport minigrad\nfrom minigrad import testing")),
+                ("run", lambda: run_in_kernel(name, hub, "import torch\nimport minigrad\nfrom coursekit import testing")),
                 ("answer", lambda: hub.call("PUT", f"user/{name}/api/contents/{EXERCISE}/{EXERCISE}.ipynb",
                                             data=answered_notebook(name, hub))),
                 ("validate", lambda: _validated(name, hub)),

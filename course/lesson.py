@@ -14,9 +14,10 @@ import matplotlib.pyplot as plt
 import torch
 
 import minigrad
-from minigrad import releases, viz
-from minigrad.testing import nearly_equal, plain
-from minigrad.viz.graph import saved_entries
+from coursekit import viz
+from minigrad import releases
+from coursekit.testing import nearly_equal, plain
+from coursekit.viz.graph import saved_entries
 
 WIDTH = 34  # characters per column
 

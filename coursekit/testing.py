@@ -18,7 +18,8 @@ _with_torch = False  # whether ``both`` is running a scenario with torch (the gu
 _raised = None
 """While a check runs its scenario, a list: the exceptions ``outcome`` caught in minigrad's run, first
 first (for the report); otherwise None, so that nothing keeps an exception's frames alive."""
-_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, minigrad)) + (os.path.dirname(os.__file__),)
+_LIBRARIES = tuple(os.path.dirname(path) + os.sep for path in (torch.__file__, minigrad.__file__, __file__, os.__file__))
+"""Where the frames lie that a learner's traceback leaves out: theirs are the rest."""
 
 
 def plain(value):

@@ -6,6 +6,8 @@ For each exercise grader/exercises/exN_name.py:
                                       (which also records the exercise in the gradebook)
   {solutions,exercises}/exN_name/minigrad/
                                       the staged package: parts of exercise N and later are stubs
+  {solutions,exercises}/exN_name/coursekit/
+                                      the course's tools beside it (the checks, the pictures)
   {solutions,exercises}/exN_name/{graded_code,guards}.py
                                       the grader's static check and run-time guards, which
                                       ``graded(...)`` applies in the learner's kernel as grading does
@@ -25,7 +27,7 @@ from pathlib import Path
 import nbformat
 
 from .notebooks import build_notebook
-from .parts import exercise_number, exercise_specs, find_parts, stage
+from .parts import exercise_specs, find_parts, stage
 
 ROOT = Path(__file__).resolve().parent.parent
 DERIVED = ("solutions", "exercises")
@@ -72,7 +74,7 @@ def check(root=ROOT):
     """Build into a scratch copy; return the derived files that differ from the committed ones."""
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
-        for folder in ("minigrad", "grader"):
+        for folder in ("minigrad", "coursekit", "grader"):
             shutil.copytree(root / folder, scratch / folder, ignore=shutil.ignore_patterns("__pycache__"))
         build(scratch)
         return sorted(set(_differences(root, scratch)))
@@ -92,4 +94,5 @@ def _files(folder):
     """The committed derived files under a folder: not the READMEs (written by hand), nor the staged
     packages (build outputs)."""
     return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in (("minigrad",), ("guards.py",), ("graded_code.py",))}
+            and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in (("minigrad",), ("coursekit",), ("guards.py",),
+                                                                   ("graded_code.py",))}

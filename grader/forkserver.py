@@ -29,11 +29,12 @@ class Server:
     """A harness serving jobs for ``folder``'s staged minigrad, in the sandbox when ``sandboxed``."""
 
     def __init__(self, folder, sandboxed):
-        self.key = _stamp(Path(folder) / "minigrad"), sandboxed
+        self.key = _stamp(Path(folder)), sandboxed
         self._scratch = tempfile.TemporaryDirectory(prefix="minigrad-grading-")
         code, work = Path(self._scratch.name) / "code", Path(self._scratch.name) / "work"
         work.mkdir()
-        shutil.copytree(Path(folder) / "minigrad", code / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
+        for package in ("minigrad", "coursekit"):
+            shutil.copytree(Path(folder) / package, code / package, ignore=shutil.ignore_patterns("__pycache__"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one message a send
         self.cgroup, self._ready = None, False
         shutil.copy(GUARDS, code)
@@ -99,9 +100,10 @@ class Server:
         self._scratch.cleanup()
 
 
-def _stamp(package):
-    """The staged package as it is now: a server serves only the one it imported."""
-    return str(package), tuple(sorted((str(p), p.stat().st_mtime_ns) for p in package.rglob("*.py")))
+def _stamp(folder):
+    """The staged packages as they are now: a server serves only the ones it imported."""
+    return str(folder), tuple(sorted((str(p), p.stat().st_mtime_ns)
+                                     for package in ("minigrad", "coursekit") for p in (folder / package).rglob("*.py")))
 
 
 _current = None
@@ -110,7 +112,7 @@ _current = None
 def server(folder, sandboxed):
     """This process's server for ``folder``'s staged package, started if need be (one at a time)."""
     global _current
-    if _current is not None and _current.key != (_stamp(Path(folder) / "minigrad"), sandboxed):
+    if _current is not None and _current.key != (_stamp(Path(folder)), sandboxed):
         discard()
     if _current is None:
         _current = Server(folder, sandboxed)

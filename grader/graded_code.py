@@ -27,7 +27,7 @@ code needs, and keeps definitions from running code while they are made:
 ``definitions(source)`` is what grading runs of a learner's cell; ``violation(tree, where)`` gives its
 first construct that breaks a rule, as the learner reads it: "`import os` at cell 5 line 2 is not
 allowed in graded code", or None. The grader checks before grading; the exercises' ``graded`` calls
-(minigrad.testing) check the same in the learner's kernel, so Validate says it first.
+(coursekit.testing) check the same in the learner's kernel, so Validate says it first.
 """
 import ast
 import re

@@ -11,7 +11,7 @@ run time against allowlists:
 - **modules**: only those an exercise needs, each with its members: torch's functions the exercise
   uses (``COMMON_TORCH``, ``POLICIES``), ``math``, a few of ``collections``, ``functools``, ``heapq``,
   ``itertools``, ``typing`` (not ``get_type_hints``, which evaluates strings), minigrad's modules
-  (not ``minigrad.testing``, ``minigrad.memory``), Triton's language;
+  (not ``minigrad.memory``; nothing of ``coursekit``), Triton's language;
 - **objects**: minigrad's own (tensors, nodes, ctx, saved tensors, version counters, modes) and the
   learner's own classes: any attribute but dunders; values read from a minigrad module must be
   minigrad's own, plain data, or an allowed module or torch type. Every other type has its members
@@ -81,8 +81,9 @@ MODULES = {
 }
 """The modules graded code may import, with the members it may read (None: any public member)."""
 
-HIDDEN_MINIGRAD = ("minigrad.testing", "minigrad.memory")
-"""minigrad's modules that are the course's, not the engine's: graded code reads nothing of them."""
+HIDDEN_MINIGRAD = ("minigrad.memory",)
+"""minigrad's modules graded code reads nothing of: the ledger the checks measure saved bytes with.
+(The course's tools, ``coursekit``, are no module of minigrad's: graded code may not import them.)"""
 
 TENSOR_MEMBERS = frozenset("""
     shape dtype device ndim is_cuda is_leaf T mT data layout itemsize nbytes

@@ -62,12 +62,12 @@ def serve(lib, fd):
     (``guards.py``); locked cells share what they define with it, test cells share nothing (their
     scenarios and ``check`` stay out of the learner's reach)."""
     import minigrad
-    import minigrad.testing
-    from minigrad.testing import plain, raised_lines
+    import coursekit.testing
+    from coursekit.testing import plain, raised_lines
 
     from guards import Guards
 
-    minigrad.testing.graded = _as_compiled  # the locked cells' graded(...): the grader compiled them guarded
+    coursekit.testing.graded = _as_compiled  # the locked cells' graded(...): the grader compiled them guarded
 
     job = marshal.loads(sys.stdin.buffer.read())
     cells = job["cells"]
@@ -78,14 +78,14 @@ def serve(lib, fd):
             data = data[_write(fd, data):]
 
     def check(name, scenario, *args, message=False):
-        raised = minigrad.testing._raised = []  # what the scenario's outcome(...) calls catch, for the feedback
+        raised = coursekit.testing._raised = []  # what the scenario's outcome(...) calls catch, for the feedback
         try:
             value = scenario(lib, *args)
         except Exception as error:  # noqa: BLE001 - the error is the result being compared
             value = error
             raised.append(error)
         finally:
-            minigrad.testing._raised = None
+            coursekit.testing._raised = None
         if lib is minigrad and _storage_requires_grad(value, minigrad.Tensor):
             seen = ["uses torch.autograd: a minigrad tensor's storage requires grad"]
         else:
@@ -136,7 +136,7 @@ def _shareable(name, value):
     """Whether a name a locked cell bound goes into the learner's namespace: not the course's test
     helpers (``check``, ``outcome``: they run scenarios with torch), nor a dunder."""
     module = value.__name__ if _type(value).__name__ == "module" else getattr(value, "__module__", None)
-    return not name.startswith("__") and module != "minigrad.testing"
+    return not name.startswith("__") and module != "coursekit.testing"
 
 
 def _storage_requires_grad(value, tensor_type):

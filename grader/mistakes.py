@@ -1,5 +1,5 @@
 """Plausible wrong versions of each exercise's parts, kept as data: each must lose points, on the
-test named. ``tests/test_mistakes.py`` grades each with the verdict harness; ``python -m grader
+test named. ``tests/grading/test_mistakes.py`` grades each with the verdict harness; ``python -m grader
 selftest`` grades them as learners' submissions, on the grading machine, through the whole pipeline.
 
 ``MISTAKES``: exercise -> [(what the learner got wrong, the part's grade_id, text of the reference,

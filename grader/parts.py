@@ -149,11 +149,11 @@ def exercise_number(spec):
 
 def stage(root):
     """Stage each exercise's package into solutions/ and exercises/, unless the staged copies were
-    made from the same sources (minigrad/ and grader/, checksummed into .course/staged). Returns
-    whether it staged them."""
+    made from the same sources (minigrad/, coursekit/ and grader/, checksummed into .course/staged).
+    Returns whether it staged them."""
     stamp = root / ".course" / "staged"
     sources = hashlib.sha256()
-    for path in sorted((root / "minigrad").rglob("*.py")) + sorted((root / "grader").rglob("*.py")):
+    for path in sorted(path for folder in ("minigrad", "coursekit", "grader") for path in (root / folder).rglob("*.py")):
         sources.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     targets = [(root / folder / spec.stem / "minigrad", exercise_number(spec))
                for spec in exercise_specs(root) for folder in ("solutions", "exercises")]
@@ -161,6 +161,8 @@ def stage(root):
         return False
     for target, number in targets:
         stage_package(root / "minigrad", target, number)
+        shutil.copytree(root / "coursekit", target.parent / "coursekit", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         # graded(...) checks Validate as grading does: the grader's static check, and its run-time
         # guards with the policy of the exercise they are staged for
         shutil.copy(root / "grader" / "graded_code.py", target.parent)

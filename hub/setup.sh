@@ -31,14 +31,14 @@ mkdir -p "$HUB_PREFIX"
 chmod 755 "$HUB_PREFIX"
 venv="$HUB_PREFIX/venv"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-stamp="$venv/.installed-$({ cat pyproject.toml; echo "$TORCH_SPEC"; find minigrad grader/parts.py -name '*.py' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
+stamp="$venv/.installed-$({ cat pyproject.toml; echo "$TORCH_SPEC"; find minigrad coursekit grader/parts.py -name '*.py' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
 if [ ! -e "$stamp" ]; then
   "$venv/bin/python" -c "import torch" 2>/dev/null || "$venv/bin/pip" install -q "$TORCH_SPEC"
   # not editable, and built from a copy: the users' servers never read this clone, nor pip write into it.
   # Every user's server reads this minigrad: it holds no learner's part (all are stubs, as in
   # exercise 1's staged package), so no learner can read a reference answer in it.
   src="$(mktemp -d)"
-  cp -r pyproject.toml README.md "$src/"
+  cp -r pyproject.toml README.md coursekit "$src/"
   "$python" -c "import sys; from grader.parts import stage_package; stage_package('minigrad', sys.argv[1], 1)" "$src/minigrad"
   "$venv/bin/pip" install -q "$src[course,hub]"
   rm -rf "$src"
@@ -117,8 +117,8 @@ if [ "${HUB_FRESH_CLASS:-}" = 1 ]; then
 fi
 if [ ! -d "$course" ] || [ "${HUB_REFRESH_COURSE:-}" = 1 ]; then
   mkdir -p "$course"
-  for folder in minigrad grader course exercises solutions; do rm -rf "${course:?}/$folder"; done
-  cp -r minigrad grader course exercises solutions pyproject.toml "$course/"
+  for folder in minigrad coursekit grader course exercises solutions; do rm -rf "${course:?}/$folder"; done
+  cp -r minigrad coursekit grader course exercises solutions pyproject.toml "$course/"
   find "$course" -name __pycache__ -prune -exec rm -rf {} +
   chown -R "$INSTRUCTOR:" "$course"
   rm -f "$course/.course/built"

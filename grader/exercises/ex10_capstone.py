@@ -74,8 +74,8 @@ import torch
 
 import minigrad
 import minigrad.memory
-from minigrad import viz
-from minigrad.testing import check, graded
+from coursekit import viz
+from coursekit.testing import check, graded
 
 torch.set_num_threads(1)  # tiny tensors: several CPU threads would wait for each other more than they work
 

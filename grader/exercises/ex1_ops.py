@@ -48,7 +48,7 @@ import torch
 import minigrad
 from minigrad.function import Function
 from minigrad.ops import _keep_dims, _normalize_dims, mat2_grad
-from minigrad.testing import check, graded
+from coursekit.testing import check, graded
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
 

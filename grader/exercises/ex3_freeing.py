@@ -57,7 +57,7 @@ import torch
 import minigrad
 from minigrad.engine import validate_outputs
 from minigrad.function import ERR_BACKWARD_TWICE, _FREED
-from minigrad.testing import check, graded, outcome
+from coursekit.testing import check, graded, outcome
 
 # %% markdown
 # ## Part 1 — `_release_saved`

@@ -64,7 +64,7 @@ import minigrad
 from minigrad import grad_mode, views
 from minigrad.function import ERR_MODIFIED, SavedTensor, anomaly_hint, op_name, tensor_description
 from minigrad.tensor import ERR_INFERENCE_INPLACE, ERR_LEAF_INPLACE, ERR_VIEW_OF_LEAF_INPLACE, Tensor
-from minigrad.testing import check, graded, outcome
+from coursekit.testing import check, graded, outcome
 
 # %% markdown
 # ## Part 1 — the version bump: `_mutate`

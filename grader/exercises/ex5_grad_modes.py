@@ -62,7 +62,7 @@ import minigrad
 import minigrad.memory
 from minigrad.grad_mode import _Mode, _state
 from minigrad.tensor import Tensor
-from minigrad.testing import check, graded, outcome
+from coursekit.testing import check, graded, outcome
 
 
 def modes(lib):

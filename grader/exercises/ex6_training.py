@@ -67,7 +67,7 @@ import numpy
 import torch
 
 import minigrad
-from minigrad.testing import check, graded, outcome
+from coursekit.testing import check, graded, outcome
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
 torch.set_num_threads(1)  # tiny tensors: several CPU threads would wait for each other more than they work

@@ -77,7 +77,7 @@ from minigrad.autograd.function import Function
 from minigrad.autograd.gradcheck import (GradcheckError, _analytical_jacobians, _central_difference, _output_values,
                                          _requiring_grad)
 from minigrad.function import constant
-from minigrad.testing import check, graded
+from coursekit.testing import check, graded
 
 GRADCHECK = importlib.import_module("minigrad.autograd.gradcheck")  # the module (the package holds the function)
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one

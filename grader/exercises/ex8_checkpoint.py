@@ -95,7 +95,7 @@ from minigrad.autograd.graph import saved_tensors_hooks
 from minigrad.function import PackedTensor, SavedTensor, save
 from minigrad.grad_mode import enable_grad
 from minigrad.tensor import Tensor
-from minigrad.testing import check, graded, outcome
+from coursekit.testing import check, graded, outcome
 from minigrad.utils.checkpoint import (CheckpointError, _Frame, _Holder, _StopRecomputation, _rng_state,
                                        _set_rng_state)
 

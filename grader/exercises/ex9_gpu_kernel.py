@@ -78,7 +78,7 @@ from minigrad.kernels import triton_softmax
 from minigrad.kernels.triton_logsumexp import block_size
 from minigrad.kernels.triton_softmax import SoftmaxGrad
 from minigrad.function import Function
-from minigrad.testing import check, graded
+from coursekit.testing import check, graded
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # with a GPU, Triton compiles the kernels for it
 

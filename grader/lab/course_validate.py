@@ -15,7 +15,7 @@ back as JSON while the server goes on. They are shown as one report:
 
 - a header: how many visible checks fail, and which parts are not written yet (solution cells that
   still hold nbgrader's ``raise NotImplementedError()``);
-- each failing check as the check wrote it (``minigrad.testing.difference``: the scenario, where the
+- each failing check as the check wrote it (``coursekit.testing.difference``: the scenario, where the
   results first differ, torch's and minigrad's values there, the learner's own exception and their
   lines), in full while they fit, then by their first line;
 - for a notebook with no checks (a lesson), that there is nothing to validate.

@@ -100,7 +100,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def prepare_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     """What backward() hands the engine, checked as torch checks it: the root edges (one GraphRoot
     where a node repeats among them), the gradient each starts with, and retain_graph (by default
-    create_graph). minigrad.viz's Stepper runs the same backward one node at a time, so it prepares
+    create_graph). coursekit.viz's Stepper runs the same backward one node at a time, so it prepares
     it here too."""
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
