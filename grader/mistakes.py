@@ -32,7 +32,7 @@ RECURSIVE_WALK = """    seen = set()
     for root in root_nodes:
         visit(root)
 """
-PUSH_POP = """                heapq.heappush(ready, node)  # ordered by Node.__lt__: newest first
+PUSH_POP = """                heapq.heappush(ready, node)  # ordered by runs_first: newest first
 
     deliver(roots, root_grads)
     while ready:
@@ -123,7 +123,7 @@ MISTAKES = {
          "            if next_node not in seen:\n                seen.add(next_node)\n"
          "                stack.append(next_node)", "            stack.append(next_node)", "test-shared-node"),
         ("backprop runs a node as soon as it is ready, recursively", "backprop",
-         "heapq.heappush(ready, node)  # ordered by Node.__lt__: newest first",
+         "heapq.heappush(ready, node)  # ordered by runs_first: newest first",
          "deliver(node.next_functions, call(node, buffers.pop(node)))", "test-long-chain"),
         ("ready nodes in a queue (first in, first out)", "backprop", PUSH_POP,
          PUSH_POP.replace("heapq.heappush(ready, node)", "ready.append(node)").replace(

@@ -10,6 +10,7 @@ nbgrader has saved its scores, ``workflow`` when nbgrader itself failed. It is r
 ``export``, the feedback (the device), the selftest, and autograde's reruns (which grade only what
 has no final outcome).
 """
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -34,15 +35,24 @@ class Outcome:
     sandbox: str = ""  # what held the learner's code
 
 
+@functools.cache
 def _engine(db_url):
+    """The gradebook's engine (one per process), with the outcomes' table in it."""
     engine = sa.create_engine(db_url)
+    try:
+        _make_table(engine)
+    except sa.exc.DBAPIError:  # another grader made it (or a column) at the same moment: it is there now
+        _make_table(engine)
+    return engine
+
+
+def _make_table(engine):
     OUTCOMES.create(engine, checkfirst=True)
     columns = {column["name"] for column in sa.inspect(engine).get_columns(OUTCOMES.name)}
     with engine.begin() as connection:  # a gradebook from before the table had these columns
         for name in ("device", "sandbox"):
             if name not in columns:
                 connection.execute(sa.text(f"ALTER TABLE {OUTCOMES.name} ADD COLUMN {name} TEXT NOT NULL DEFAULT ''"))
-    return engine
 
 
 def _this(exercise, student):

@@ -21,9 +21,9 @@
 #      numbers (two leaves' `AccumulateGrad`) come out in the order torch's ready queue, a binary
 #      heap, gives them: Python's `heapq` holding the nodes themselves gives the same order
 #      (`heapq.heappush(ready, node)`, `heapq.heappop(ready)`; nodes compare by
-#      `minigrad.engine.runs_first`, which is `Node.__lt__`: the newer one first). Breaking ties yourself, by `id(node)` (an order that changes from run to
-#      run) or by arrival (another order once four or more are ready together), makes torch's
-#      hooks fire in a different order than yours;
+#      `minigrad.engine.runs_first`, which is `Node.__lt__`: the newer one first). Breaking ties
+#      yourself, by `id(node)` (an order that changes from run to run) or by arrival (another order
+#      once four or more are ready together), makes torch's hooks fire in a different order than yours;
 #    - what a node returns goes on along `node.next_functions`, one gradient per edge.
 #
 # `call(node, grads)` is given: it runs hooks, calls the node, frees what it saved (that part is

@@ -160,7 +160,7 @@ def test_fetch_validate_submit_from_the_assignment_list(page, lab):
     _shut_down_kernels(lab)
     page.goto(f"{lab['url']}/lab?reset&token={lab['token']}")
     page.locator(".jp-Launcher").wait_for(timeout=LONG)  # the lab restored: it adds no tab over the list
-    page.locator(".jp-DirListing-item", has_text="course").wait_for()
+    page.locator(".jp-DirListing-itemText", has_text=re.compile(r"^course$")).wait_for()
     # one copy of each exercise: the fetched one; the release and the sources are not in the learner's lab
     listed = page.locator(".jp-DirListing-item .jp-DirListing-itemText").all_inner_texts()
     assert "course" in listed and "exercises" not in listed and "solutions" not in listed, listed
