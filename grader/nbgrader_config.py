@@ -24,7 +24,10 @@ c.CourseDirectory.release_directory = "exercises"
 c.CourseDirectory.submitted_directory = os.path.join(".course", "submitted")
 c.CourseDirectory.autograded_directory = os.path.join(".course", "autograded")
 c.CourseDirectory.feedback_directory = os.path.join(".course", "feedback")
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(STATE, "gradebook.db") + "?timeout=60"  # parallel graders wait their turn
+# MINIGRAD_GRADEBOOK_URL: a gradebook several machines share (PostgreSQL: grading shards), else
+# SQLite in the course's state folder, where parallel graders on one machine wait their turn
+c.CourseDirectory.db_url = os.environ.get("MINIGRAD_GRADEBOOK_URL") or \
+    "sqlite:///" + os.path.join(STATE, "gradebook.db") + "?timeout=60"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "*.pyc"]
 # MINIGRAD_EXCHANGE: a shared exchange (a class on JupyterHub: hub/setup.sh), else the course's own
 c.Exchange.root = os.environ.get("MINIGRAD_EXCHANGE") or os.path.join(STATE, "exchange")

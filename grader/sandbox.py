@@ -300,7 +300,14 @@ def _python_paths():
 _serial = itertools.count()
 
 
+SLOT = "MINIGRAD_SANDBOX_SLOT"
+"""The grading job's slot on its machine, 0 to 255 (``autograde --shard I/N`` takes I + 1; 0 alone): jobs
+on one node, each in a PID namespace of its own (pods, containers), may have the same pids, never the
+same slot."""
+
+
 def _unused_uid():
     """A uid no account has (from 2**30 up), different for every sandbox running on this machine
-    (this process's pid and a counter), so RLIMIT_NPROC counts one sandbox's processes only."""
-    return 1 << 30 | (os.getpid() & 0x3FFFFF) << 8 | next(_serial) & 0xFF
+    (the job's slot, this process's pid and a counter), so RLIMIT_NPROC counts one sandbox's
+    processes only, and no sandbox can signal another's."""
+    return 1 << 30 | (int(os.environ.get(SLOT, 0)) & 0xFF) << 22 | (os.getpid() & 0x3FFF) << 8 | next(_serial) & 0xFF

@@ -427,6 +427,19 @@ class VerdictExecute(NbGraderPreprocessor):
         return self.sandbox
 
 
+def prepare_expected(config, exercise, notebooks):
+    """Fill the cache of torch's expected results for ``exercise``'s notebooks as ``VerdictExecute``
+    (configured by ``config``) would on this machine, before grading shards start. Returns the device's
+    description."""
+    step = VerdictExecute(config=config)
+    root = Path(step.course_root)
+    device = grading_device(step._sandboxed())
+    for name in notebooks:
+        expected_results(root / step.source_directory / exercise, name,
+                         root / step.cache_directory / f"{exercise}-{Path(name).stem}.json", device)
+    return device.description
+
+
 class RecordOutcome(NbGraderPreprocessor):
     """nbgrader's autograde step after SaveAutoGrades: the submission is graded, which ``status``,
     ``export``, the feedback and ``autograde``'s reruns read (``records``), whichever route graded

@@ -22,6 +22,7 @@ import nbformat
 import sqlalchemy as sa
 
 from . import build, forkserver, records
+from .sandbox import SLOT
 from .build import ROOT
 
 # nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
@@ -67,16 +68,16 @@ def release_all(root=ROOT, exercises=None):
             _checked(api.release_assignment(exercise), f"releasing {exercise}")
 
 
-def register(root=ROOT):
-    """Record in the gradebook each exercise it does not know yet (a fresh clone's, whose gradebook
-    is new): nbgrader's autograde, and Formgrader's, grade only what generate_assignment recorded.
-    Returns the exercises it recorded."""
+def register(root=ROOT, exercises=None):
+    """Record in the gradebook each exercise (of ``exercises``, else all) it does not know yet (a fresh
+    clone's, whose gradebook is new): nbgrader's autograde, and Formgrader's, grade only what
+    generate_assignment recorded. Returns the exercises it recorded."""
     from nbgrader.api import Gradebook, MissingEntry
 
     api = course_api(root)
     missing = []
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
-        for exercise in (spec.stem for spec in build.exercise_specs(root)):
+        for exercise in exercises or [spec.stem for spec in build.exercise_specs(root)]:
             try:
                 gradebook.find_assignment(exercise)
             except MissingEntry:
@@ -181,38 +182,113 @@ def _error_line(log):
     return errors[-1][:300] if errors else "no error message"
 
 
-def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, force=False):
-    """Grade every submitted folder of ``exercise``; each ends graded or not graded with a reason.
+def available_cpus():
+    """The CPUs this process may use: its affinity (a Slurm job's cpuset), within its cgroup's CPU
+    quota (a container's or a pod's CPU limit), at least one."""
+    cpus = len(os.sched_getaffinity(0))
+    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        with contextlib.suppress(OSError, ValueError):
+            quota, *period = Path("/sys/fs/cgroup", quota_file).read_text().split()
+            period = int(period[0] if period else Path("/sys/fs/cgroup", period_file).read_text())
+            if quota not in ("max", "-1"):
+                cpus = min(cpus, int(quota) // period)
+    return max(cpus, 1)
 
-    A rerun grades only the submissions without an outcome yet (after a crash, say) or whose outcome
-    is the grader's own failure ("autograde failed", "grader error": a setup fixed since), or all of
-    them with ``force``. Learner code runs in the sandbox; when it cannot be set up, grading refuses
-    (SandboxUnavailable) unless ``sandbox=False``."""
+
+class NotPrepared(Exception):
+    """A shard started before ``prepare`` (its staging and tables would race the other shards')."""
+
+
+def prepare(exercise, root=ROOT, sandbox=True):
+    """What the shards of ``exercise``'s grading need, done once before they start, so that they do
+    not race to do it: the staged packages, the exercise in the gradebook (nbgrader's tables and the
+    outcomes'), torch's expected results in their cache (computed on this machine's grading device:
+    prepare on a node like the shards')."""
+    from .verdicts import prepare_expected
+
+    register(root, [exercise])
+    api = course_api(root, sandbox)
+    records.read(api.coursedir.db_url, exercise)
+    device = prepare_expected(api.config, exercise, expected_notebooks(api, exercise))
+    count = len(submitted_students(api, exercise))
+    return f"prepared {exercise}: {count} submission{'' if count == 1 else 's'}, expected results on {device}"
+
+
+def _prepared(api, exercise):
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not (Path(api.coursedir.root) / api.coursedir.source_directory / exercise / "minigrad").is_dir():
+        return False
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
+        try:
+            gradebook.find_assignment(exercise)
+        except MissingEntry:
+            return False
+    return True
+
+
+def final(reason):
+    """Whether an outcome stands: graded, or not graded for the learner's doing. The grader's own
+    failures ("autograde failed", "grader error") are graded again by a plain rerun."""
+    return not (reason or "").startswith(SETUP_FAILURES)
+
+
+def autograde(exercise, workers=None, root=ROOT, progress=print, sandbox=True, force=False, shard=None):
+    """Grade every submitted folder of ``exercise`` (with ``shard`` (I, N), those at positions I, I + N,
+    I + 2N, ... of their sorted names); each ends graded or not graded with a reason. Returns those
+    of its submissions that still lack a final outcome (a rerun grades them).
+
+    A rerun grades only the submissions without a final outcome: none yet (after a crash, say), or
+    the grader's own failure (a setup fixed since); or all of them with ``force``. A shard expects
+    ``prepare`` to have run (NotPrepared). ``workers`` defaults to the CPUs the job was given.
+    Learner code runs in the sandbox; when it cannot be set up, grading refuses (SandboxUnavailable)
+    unless ``sandbox=False``."""
     if sandbox:
         from .sandbox import SandboxUnavailable, check_available
 
         reason = check_available()
         if reason:
             raise SandboxUnavailable(f"cannot sandbox student code: {reason} (or grade with --no-sandbox)")
-    register(root)  # and stages: nbgrader puts the source folder's staged minigrad beside each submission
     api = course_api(root, sandbox)
+    if shard is None:
+        register(root)  # and stages: nbgrader puts the source folder's staged minigrad beside each submission
+    else:
+        if not _prepared(api, exercise):
+            raise NotPrepared(f"{exercise} is not prepared for shards: run `python -m grader prepare {exercise}` "
+                              "once before they start")
+        os.environ.setdefault(SLOT, str(shard[0] % 255 + 1))  # the workers' sandboxes: uids of this job's own
     submitted = Path(api.coursedir.root) / api.coursedir.submitted_directory
-    finished = set() if force else {student for student, reason in outcomes(exercise, root).items()
-                                     if not (reason or "").startswith(SETUP_FAILURES)}
-    students = [student for student in submitted_students(api, exercise) if student not in finished]
+    mine = submitted_students(api, exercise)
+    if shard is not None:
+        mine = mine[shard[0]::shard[1]]
+    finished = set() if force else {student for student, reason in outcomes(exercise, root).items() if final(reason)}
+    students = [student for student in mine if student not in finished]
     notebooks = expected_notebooks(api, exercise)
-    pending = {}
+    pending = []
     for student in students:
         reason = precheck(submitted / student / exercise, notebooks)
         if reason:
             _not_graded(api, exercise, student, reason)
         else:
-            pending[student] = None
-    if not pending:
-        return outcomes(exercise, root)
-    start, done = time.monotonic(), len(students) - len(pending)
+            pending.append(student)
+    if pending:
+        _grade(api, exercise, root, pending, len(students), workers, sandbox, progress)
+    results = outcomes(exercise, root)
+    return [student for student in mine if student not in results or not final(results[student])]
+
+
+def unfinished_shards(exercise, count, root=ROOT):
+    """Which of ``count`` shards have submissions without a final outcome (a gather job reruns them)."""
+    results = outcomes(exercise, root)
+    students = submitted_students(course_api(root), exercise)
+    return sorted({i % count for i, student in enumerate(students) if student not in results or not final(results[student])})
+
+
+def _grade(api, exercise, root, pending, total, workers, sandbox, progress):
+    """Grade ``pending`` in worker processes, saying how far it got of the ``total`` this run grades."""
+    start, done = time.monotonic(), total - len(pending)
     source = Path(api.coursedir.root) / api.coursedir.source_directory / exercise
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+    with ProcessPoolExecutor(max_workers=workers or available_cpus(), mp_context=get_context("spawn"),
                              initializer=_start_worker, initargs=(os.getpid(), source, sandbox)) as pool:
         futures = {student: pool.submit(_autograde_one, str(root), exercise, student, sandbox) for student in pending}
         for student, future in futures.items():
@@ -222,9 +298,8 @@ def autograde(exercise, workers=1, root=ROOT, progress=print, sandbox=True, forc
                 _not_graded(api, exercise, student, f"grader error: {error}")
             done += 1
             elapsed = time.monotonic() - start
-            remaining = elapsed / max(done, 1) * (len(students) - done)
-            progress(f"autograde {exercise}: {done}/{len(students)} done, ETA {remaining:.0f} s")
-    return outcomes(exercise, root)
+            remaining = elapsed / max(done, 1) * (total - done)
+            progress(f"autograde {exercise}: {done}/{total} done, ETA {remaining:.0f} s")
 
 
 # --- reports -----------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ Debian's chromium; a server waited for until it answers; JupyterLab started as `
 it, for a learner or an instructor, on a scratch copy of the course; pressing Validate; screenshots;
 the lab's menus; waiting for a kernel, typing over a cell."""
 import contextlib
+import glob
+import itertools
 import os
 import re
 import shutil
@@ -15,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -201,3 +204,83 @@ def replace_cell_source(page, cell, source):
     cell.locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(source)
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------------
+
+POSTGRES = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+needs_postgres = pytest.mark.skipif(not POSTGRES, reason="Debian's postgresql is not installed")
+
+
+def _as_postgres(argv):
+    """The server refuses to run as root: as root, run its tools as the package's postgres user."""
+    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of the test module's own, on a unix socket; gives a function that makes a
+    fresh database on it and returns its URL."""
+    home = Path(tempfile.mkdtemp(prefix="minigrad-pg-"))  # pytest's folders are closed to the postgres user
+    data, sockets = home / "data", home / "sockets"
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(home, "postgres")
+        shutil.chown(sockets, "postgres")
+    tools = POSTGRES[-1]
+    subprocess.run(_as_postgres([f"{tools}/initdb", "-D", str(data), "-A", "trust", "-U", "grader"]),
+                   check=True, capture_output=True)
+    subprocess.run(_as_postgres([f"{tools}/pg_ctl", "-D", str(data), "-w", "-l", str(home / "log"), "-o",
+                                 f"-k {sockets} -c listen_addresses=''", "start"]), check=True, capture_output=True)
+    names = itertools.count()
+
+    def new_database():
+        name = f"gradebook{next(names)}"
+        subprocess.run(_as_postgres([f"{tools}/createdb", "-h", str(sockets), "-U", "grader", name]),
+                       check=True, capture_output=True)
+        return f"postgresql+psycopg2://grader@/{name}?host={sockets}"
+    yield new_database
+    subprocess.run(_as_postgres([f"{tools}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"]), capture_output=True)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def database(postgres):
+    """A fresh PostgreSQL gradebook's URL."""
+    return postgres()
+
+
+# --- Slurm -----------------------------------------------------------------------------------------
+
+needs_slurm = pytest.mark.skipif(os.geteuid() != 0 or not all(map(shutil.which, ("slurmctld", "slurmd", "munged"))),
+                                 reason="needs root, and Debian's slurm-wlm and munge (which .ci/run installs)")
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """A single-node Slurm cluster of the test module's own (Debian's slurm-wlm and munge, daemons started
+    by hand, as on a machine without systemd); gives the environment its commands need."""
+    home = tmp_path_factory.mktemp("slurm")
+    if subprocess.run(["munge", "-n"], capture_output=True).returncode != 0:
+        Path("/run/munge").mkdir(exist_ok=True)
+        shutil.chown("/run/munge", "munge", "munge")
+        subprocess.run(["runuser", "-u", "munge", "--", "munged"], check=True)
+    host = socket.gethostname().split(".")[0]
+    (home / "slurm.conf").write_text("\n".join([
+        "ClusterName=minigrad", f"SlurmctldHost={host}", "SlurmUser=root", "SlurmdUser=root", "AuthType=auth/munge",
+        f"SlurmctldPort={free_port()}", f"SlurmdPort={free_port()}", f"StateSaveLocation={home}/state",
+        f"SlurmdSpoolDir={home}/spool", f"SlurmctldPidFile={home}/slurmctld.pid", f"SlurmdPidFile={home}/slurmd.pid",
+        f"SlurmctldLogFile={home}/slurmctld.log", f"SlurmdLogFile={home}/slurmd.log", "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/affinity", "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU_Memory",
+        "ReturnToService=2", "MpiDefault=none", "JobCompType=jobcomp/none", "AccountingStorageType=accounting_storage/none",
+        f"NodeName={host} CPUs={os.cpu_count()} RealMemory=8000 State=UNKNOWN",
+        "PartitionName=grading Nodes=ALL Default=YES MaxTime=INFINITE State=UP", ""]))
+    env = {**os.environ, "SLURM_CONF": str(home / "slurm.conf")}
+    for daemon in ("slurmctld", "slurmd"):
+        subprocess.run([daemon, "-f", env["SLURM_CONF"]], env=env, check=True)
+    deadline = time.monotonic() + 60
+    while "idle" not in subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True).stdout:
+        assert time.monotonic() < deadline, (home / "slurmctld.log").read_text()[-2000:]
+        time.sleep(0.5)
+    yield env
+    subprocess.run(["scontrol", "shutdown"], env=env, capture_output=True)

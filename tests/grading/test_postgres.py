@@ -1,47 +1,19 @@
-"""Issue 4: several graders on one gradebook — PostgreSQL through nbgrader's db_url, against a real
-server (Debian's postgresql) that the test starts on a unix socket of its own."""
-import glob
-import os
+"""Issues 4 and 27: several graders on one gradebook — PostgreSQL through nbgrader's db_url, against a
+real server (Debian's postgresql) that the tests start on a unix socket of their own: worker processes
+of one grader, and shards, each a grader of its own."""
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
+import time
 
-import pytest
-
-from grader import workflow
+from grader import records, workflow
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from support import EXERCISE, FULL, RELEASE_PART, RIGHT, WRONG, reference_solutions, write_submission
+from support import (EXERCISE, FULL, RELEASE_PART, RIGHT, WRONG, database, needs_postgres, postgres,  # noqa: F401
+                     reference_solutions, write_submission)  # database and postgres are fixtures
 
-BINARIES = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-pytestmark = pytest.mark.skipif(not BINARIES, reason="Debian's postgresql is not installed")
-
-
-def _as_postgres(argv):
-    """The server refuses to run as root: as root, run its tools as the package's postgres user."""
-    return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
-
-
-@pytest.fixture(scope="module")
-def database():
-    home = Path(tempfile.mkdtemp(prefix="minigrad-pg-"))  # pytest's folders are closed to the postgres user
-    data, sockets = home / "data", home / "sockets"
-    sockets.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(home, "postgres")
-        shutil.chown(sockets, "postgres")
-    tools = BINARIES[-1]
-    subprocess.run(_as_postgres([f"{tools}/initdb", "-D", str(data), "-A", "trust", "-U", "grader"]),
-                   check=True, capture_output=True)
-    subprocess.run(_as_postgres([f"{tools}/pg_ctl", "-D", str(data), "-w", "-l", str(home / "log"), "-o",
-                                 f"-k {sockets} -c listen_addresses=''", "start"]), check=True, capture_output=True)
-    subprocess.run(_as_postgres([f"{tools}/createdb", "-h", str(sockets), "-U", "grader", "gradebook"]),
-                   check=True, capture_output=True)
-    yield f"postgresql+psycopg2://grader@/gradebook?host={sockets}"
-    subprocess.run(_as_postgres([f"{tools}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"]), capture_output=True)
-    shutil.rmtree(home, ignore_errors=True)
+pytestmark = needs_postgres
 
 
 def test_parallel_graders_share_a_postgresql_gradebook(tmp_path, database):
@@ -61,3 +33,55 @@ def test_parallel_graders_share_a_postgresql_gradebook(tmp_path, database):
     rows = {row["student"]: row for row in workflow.scores(EXERCISE, root=root)}
     assert [rows[f"learner-{n}"]["score"] for n in range(6)] == [FULL, 0, FULL - 2] * 2  # the mistake fails the visible seed-003 checks
     assert not (root / ".course" / "gradebook.db").exists()
+
+
+def test_shards_grade_into_one_gradebook_and_a_killed_shard_is_regraded_by_a_rerun(tmp_path, database):
+    """Issue 27: ``prepare`` once, then three ``autograde --shard I/3`` at once, each its own process
+    (as a Slurm array's tasks or a Kubernetes Job's pods are), into the PostgreSQL gradebook named by
+    MINIGRAD_GRADEBOOK_URL. One shard is killed (-9) while grading: the others finish, and a plain
+    rerun of it grades what it left without an outcome; every grade is then right."""
+    root = tmp_path / "course"
+    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    reference = reference_solutions(root, EXERCISE)
+    mistaken = {**reference, RELEASE_PART: reference[RELEASE_PART].replace(RIGHT, WRONG)}
+    for number, solutions in enumerate([reference, None, mistaken] * 3):
+        write_submission(root, f"learner-{number}", solutions)
+    env = {**nbgrader_env(root), "MINIGRAD_GRADEBOOK_URL": database}
+    grader = [sys.executable, "-m", "grader"]
+    sandbox = [] if check_available() is None else ["--no-sandbox"]
+
+    def shard(index):
+        return subprocess.Popen([*grader, "autograde", EXERCISE, "--shard", f"{index}/3", "--workers", "1", *sandbox],
+                                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    unprepared = subprocess.run([*grader, "autograde", EXERCISE, "--shard", "0/3", *sandbox], cwd=root, env=env,
+                                capture_output=True, text=True, timeout=300)
+    assert unprepared.returncode == 2 and f"run `python -m grader prepare {EXERCISE}`" in unprepared.stderr
+    prepared = subprocess.run([*grader, "prepare", EXERCISE, *sandbox], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=600)
+    assert prepared.returncode == 0 and f"prepared {EXERCISE}: 9 submissions" in prepared.stdout, prepared.stderr
+    shards = [shard(index) for index in range(3)]
+    while not workflow_outcomes(database):  # the first submission graded: shard 1 is busy with its own
+        assert all(process.poll() is None for process in shards), [process.stdout.read() for process in shards]
+        time.sleep(0.2)
+    shards[1].send_signal(signal.SIGKILL)
+    assert [process.wait(timeout=600) for process in shards] == [0, -signal.SIGKILL, 0], \
+        [process.stdout.read() for process in shards]
+    left = [f"learner-{n}" for n in (1, 4, 7) if f"learner-{n}" not in workflow_outcomes(database)]
+    assert left, "shard 1 finished before it was killed: the test proves nothing"
+    rerun = shard(1)
+    out = rerun.communicate(timeout=600)[0]
+    assert rerun.returncode == 0 and f"{len(left)}/{len(left)} done" in out, out
+    assert "shard 1/3 of ex3_freeing: every submission has its outcome" in out, out
+    outcomes = workflow_outcomes(database)
+    assert sorted(outcomes) == [f"learner-{n}" for n in range(9)] and set(outcomes.values()) == {None}, outcomes
+    status = subprocess.run([*grader, "status", EXERCISE], cwd=root, env=env, capture_output=True, text=True,
+                            timeout=300).stdout.splitlines()
+    assert status == [f"learner-{n}: graded {[FULL, 0, FULL - 2][n % 3]:g}/{FULL:g}" for n in range(9)], status
+    assert not (root / ".course" / "gradebook.db").exists()
+
+
+def workflow_outcomes(database):
+    """{student: None or the reason}, straight from the shared gradebook."""
+    return {student: outcome.reason for student, outcome in records.read(database, EXERCISE).items()}

@@ -645,3 +645,13 @@ def test_a_tree_too_deep_to_clean_ends_only_its_server(fresh):
     """, seen="left") is True
     assert job(LOOK, seen="seen") == seen
     assert forkserver.server(FOLDER, True) is not server
+
+
+def test_sandbox_uids_differ_between_jobs_whose_pids_are_the_same(monkeypatch):
+    """Two grading jobs on one node, each in a PID namespace of its own (pods, containers), can have
+    the same pids; their slots (``autograde --shard I/N`` takes I + 1) keep their sandboxes' uids apart."""
+    uids = {}
+    for slot in ("1", "2"):
+        monkeypatch.setenv(sandbox.SLOT, slot)
+        uids[slot] = sandbox._unused_uid()
+    assert uids["1"] >> 22 != uids["2"] >> 22 and all(1 << 30 <= uid < 1 << 31 for uid in uids.values())

@@ -175,10 +175,11 @@ def test_a_plain_rerun_grades_again_what_the_grader_failed_and_nothing_else(cour
     graded by a plain rerun; one graded, or not graded for the learner's reason, is left as it is."""
     root, _ = course
     api = workflow.course_api(root)
-    workflow._record(api, EXERCISE, "ada", "autograde failed: MissingEntry: No such assignment: ex3_freeing")
+    workflow._not_graded(api, EXERCISE, "ada", "autograde failed: MissingEntry: No such assignment: ex3_freeing")
     before = workflow.outcomes(EXERCISE, root=root)
     lines = []
-    after = workflow.autograde(EXERCISE, root=root, progress=lines.append, sandbox=check_available() is None)
+    assert workflow.autograde(EXERCISE, root=root, progress=lines.append, sandbox=check_available() is None) == []
+    after = workflow.outcomes(EXERCISE, root=root)
     assert after["ada"] is None and {s: r for s, r in after.items() if s != "ada"} == \
         {s: r for s, r in before.items() if s != "ada"}
     assert lines == [f"autograde {EXERCISE}: 1/1 done, ETA 0 s"]
@@ -197,14 +198,17 @@ def test_the_grader_works_without_an_activated_venv(tmp_path, monkeypatch):
 def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tmp_path):
     """What ./run lab runs at each start: every exercise in the exchange; nothing copied again when
     nothing changed; an exercise whose release changed is released anew."""
-    shutil.copytree(ROOT / "minigrad", tmp_path / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("minigrad", "coursekit"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("grader", "exercises", "solutions"):  # staged packages are built, not copied
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "minigrad"))
+        shutil.copytree(ROOT / folder, tmp_path / folder,
+                        ignore=shutil.ignore_patterns("__pycache__", "minigrad", "coursekit"))
     workflow.release_all(tmp_path)
     outbound = tmp_path / ".course" / "exchange" / "minigrad" / "outbound"
     exercises = sorted(p.name for p in (tmp_path / "exercises").iterdir() if p.is_dir())
     assert sorted(p.name for p in outbound.iterdir()) == exercises
     assert all((outbound / name / "minigrad" / "engine.py").exists() for name in exercises)
+    assert all((outbound / name / "coursekit" / "testing.py").exists() for name in exercises)
     released = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
     notebook = tmp_path / "exercises" / EXERCISE / f"{EXERCISE}.ipynb"
     notebook.write_text(notebook.read_text().replace("Exercise 3", "Exercise 3 (corrected)", 1))
@@ -212,3 +216,20 @@ def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tm
     again = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
     assert [name for name in exercises if again[name] != released[name]] == [EXERCISE]
     assert "Exercise 3 (corrected)" in (outbound / EXERCISE / f"{EXERCISE}.ipynb").read_text()
+
+
+def test_workers_follow_the_cpus_the_job_was_given():
+    """A Slurm job's cpuset (here: taskset) bounds the default number of grading workers, not the
+    machine's cores (issue 27)."""
+    done = subprocess.run(["taskset", "-c", "0", sys.executable, "-c",
+                           "from grader.workflow import available_cpus; print(available_cpus())"],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize("text, error", [("1/1", "I must be from 0 to N - 1"), ("one/4", "is not I/N"),
+                                         ("4", "is not I/N")])
+def test_a_shard_that_is_not_i_of_n_is_refused_saying_so(text, error):
+    done = subprocess.run([sys.executable, "-m", "grader", "autograde", "ex3_freeing", "--shard", text], cwd=ROOT,
+                          env=nbgrader_env(ROOT), capture_output=True, text=True)
+    assert done.returncode == 2 and error in done.stderr, done.stderr
