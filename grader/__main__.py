@@ -3,7 +3,7 @@
   python -m grader build [--check]          derive solutions/ and exercises/ from minigrad/
   python -m grader stage                    stage each exercise's minigrad (build outputs, not committed)
   python -m grader register                 record in the gradebook each exercise it does not know yet
-                                            (collect, autograde and ./run lab --instructor do it)
+                                            (collect and ./run lab --instructor do it; autograde, for its exercise)
   python -m grader release EXERCISE         put the release into the exchange (learners fetch it),
                                             unless it is there as it is now
   python -m grader release all              release every exercise not released as it is now

@@ -251,7 +251,7 @@ def autograde(exercise, workers=None, root=ROOT, progress=print, sandbox=True, f
             raise SandboxUnavailable(f"cannot sandbox student code: {reason} (or grade with --no-sandbox)")
     api = course_api(root, sandbox)
     if shard is None:
-        register(root)  # and stages: nbgrader puts the source folder's staged minigrad beside each submission
+        register(root, [exercise])  # and stages: nbgrader puts the source folder's staged minigrad beside each submission
     else:
         if not _prepared(api, exercise):
             raise NotPrepared(f"{exercise} is not prepared for shards: run `python -m grader prepare {exercise}` "
