@@ -1,7 +1,7 @@
 """The benchmarks still run (a bench that rots is found when someone needs its figures): each one
 in a small setting, with nothing activated, its own verdicts read back, and its figures held to
 bounds loose enough for a busy two-core machine and tight enough to catch a change of kind (an
-engine gone quadratic, a Validate that starts torch again)."""
+engine gone quadratic, a Validate that imports torch at every press)."""
 import os
 import re
 import subprocess
@@ -42,9 +42,10 @@ def test_validate_bench_validates_every_solved_exercise(bench):
     lines = [line for line in out.splitlines() if line.startswith("ex")]
     assert len(lines) == 2 * len(exercise_specs(ROOT)) and all(line.endswith(" passes") for line in lines), out
     for line in lines:
-        if "in JupyterLab" in line:  # the bench's target, and a warm checker's CPU time (0.3 s here)
-            median, cpu = re.search(r"median ([\d.]+) s .*?, ([\d.]+) CPU-s each", line).groups()
-            assert float(median) <= 5 and float(cpu) <= 1, line
+        if "in JupyterLab" in line:  # the bench's target; a warm checker costs less than its first press,
+            # which imports what the checks need (0.3 against 1 CPU-s here; ex10, which trains, 2 against 4.5)
+            median, cpu, first = re.search(r"median ([\d.]+) s .*?, ([\d.]+) CPU-s each; .*?, ([\d.]+) CPU-s", line).groups()
+            assert float(median) <= 5 and float(cpu) < float(first), line
 
 
 @pytest.mark.skipif(check_available() is not None and not os.environ.get("CI"),
@@ -61,7 +62,7 @@ def test_shards_bench_times_each_shard(bench):
     shards = re.findall(r"shard (\d)/2: (\d) submissions in +([\d.]+) s, +([\d.]+) a minute, overhead +(-?[\d.]+) s", out)
     assert [(index, count) for index, count, *_ in shards] == [("0", "2"), ("1", "2")], out
     for _, count, seconds, per_minute, overhead in shards:  # a shard's overhead: its start, not minutes
-        assert abs(float(per_minute) - 60 * int(count) / float(seconds)) < 0.1 and float(overhead) < 30, out
+        assert abs(float(per_minute) * float(seconds) / 60 / int(count) - 1) < 0.02 and float(overhead) < 30, out
 
 
 def test_memory_bench_matches_torch_byte_for_byte(bench):

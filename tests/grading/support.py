@@ -84,6 +84,21 @@ def write_submission(root, student, solutions=None, edit=None):
         edit(folder, path)
 
 
+
+def course_with_submissions(root, rounds):
+    """A scratch course at ``root`` (the sources, the exercises as built) with ``3 * rounds`` submissions
+    of EXERCISE, learner-0, learner-1, ...: in turn right, the untouched release, and with the kept
+    mistake (which fails the visible seed-003 checks). Returns each one's expected score."""
+    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    reference = reference_solutions(root, EXERCISE)
+    mistaken = {**reference, RELEASE_PART: reference[RELEASE_PART].replace(RIGHT, WRONG)}
+    expected = {}
+    for number, (solutions, score) in enumerate([(reference, FULL), (None, 0), (mistaken, FULL - 2)] * rounds):
+        write_submission(root, f"learner-{number}", solutions)
+        expected[f"learner-{number}"] = score
+    return expected
+
 # --- browsers ------------------------------------------------------------------------------------
 
 SHOTS = ROOT / "screenshots"

@@ -10,9 +10,8 @@ import time
 import pytest
 
 from grader import records
-from grader.build import ROOT
-from support import (EXERCISE, FULL, RELEASE_PART, RIGHT, WRONG, database, needs_postgres, postgres,  # noqa: F401
-                     reference_solutions, write_submission)  # database, postgres: fixtures
+from support import (EXERCISE, FULL, course_with_submissions, database, needs_postgres,  # noqa: F401
+                     postgres)  # database, postgres: fixtures
 
 IMAGE = "minigrad-grader"
 SANDBOX = ["--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined",
@@ -34,12 +33,7 @@ pytestmark = [needs_postgres, pytest.mark.skipif(_image_missing() is not None an
 
 def test_shards_in_containers_grade_every_submission_right_after_one_is_killed(tmp_path, database):
     root = tmp_path / "course"
-    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
-        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    reference = reference_solutions(root, EXERCISE)
-    mistaken = {**reference, RELEASE_PART: reference[RELEASE_PART].replace(RIGHT, WRONG)}
-    for number, solutions in enumerate([reference, None, mistaken] * 3):  # right, stub, wrong
-        write_submission(root, f"learner-{number}", solutions)
+    expected = course_with_submissions(root, 3)  # right, stub, wrong
     sockets = database.split("host=")[1]
 
     def container(*command, name=None):
@@ -67,5 +61,5 @@ def test_shards_in_containers_grade_every_submission_right_after_one_is_killed(t
                            timeout=600)
     assert rerun.returncode == 0 and f"{len(left)}/{len(left)} done" in rerun.stdout, rerun.stdout + rerun.stderr
     status = subprocess.run(container("status", EXERCISE), capture_output=True, text=True, timeout=300).stdout
-    assert status.splitlines() == [f"learner-{n}: graded {[FULL, 0, FULL - 2][n % 3]:g}/{FULL:g}" for n in range(9)], \
+    assert status.splitlines() == [f"{student}: graded {score:g}/{FULL:g}" for student, score in sorted(expected.items())], \
         status
