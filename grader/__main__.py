@@ -32,6 +32,13 @@ from . import build
 EXERCISE_COMMANDS = ("release", "collect", "prepare", "autograde", "status", "export", "feedback")
 
 
+def shard_count(text):
+    """N, the number of shards: at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of shards (1 or more)")
+    return int(text)
+
+
 def shard(text):
     """``I/N``: the I-th of N shards, counted from 0 (a Slurm array's task id, a Kubernetes Job's
     completion index)."""
@@ -56,7 +63,7 @@ def main(argv=None):
     commands.add_parser("register", help="record in the gradebook every exercise it does not know yet")
     unfinished = commands.add_parser("unfinished", help="which shards have submissions without a final outcome")
     unfinished.add_argument("exercise")
-    unfinished.add_argument("shards", type=int)
+    unfinished.add_argument("shards", type=shard_count)
     selftest = commands.add_parser("selftest", help="prove this machine grades right (exit status 1 if not)")
     selftest.add_argument("exercises", nargs="*", help="default: every exercise")
     selftest.add_argument("--workers", type=int, default=None, help="default: the CPUs this job was given")

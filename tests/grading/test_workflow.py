@@ -233,3 +233,9 @@ def test_a_shard_that_is_not_i_of_n_is_refused_saying_so(text, error):
     done = subprocess.run([sys.executable, "-m", "grader", "autograde", "ex3_freeing", "--shard", text], cwd=ROOT,
                           env=nbgrader_env(ROOT), capture_output=True, text=True)
     assert done.returncode == 2 and error in done.stderr, done.stderr
+
+
+def test_a_number_of_shards_below_one_is_refused_saying_so():
+    done = subprocess.run([sys.executable, "-m", "grader", "unfinished", "ex3_freeing", "0"], cwd=ROOT,
+                          env=nbgrader_env(ROOT), capture_output=True, text=True)
+    assert done.returncode == 2 and "'0' is not a number of shards (1 or more)" in done.stderr, done.stderr
