@@ -29,10 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from autograde import EXERCISE, make_course  # noqa: E402 - bench/autograde.py, beside this script
 from grader.build import nbgrader_env  # noqa: E402
+from grader.sandbox import CONTAINER_FLAGS  # noqa: E402
 from grader.workflow import available_cpus  # noqa: E402
-
-SANDBOX = ["--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined",
-           "--security-opt", "apparmor=unconfined"]
 
 
 def grader(where, env, *args):
@@ -48,7 +46,7 @@ def in_container(where, gradebook, *args):
     if gradebook and "host=/" in gradebook:
         sockets = gradebook.split("host=")[1].split("&")[0]
         mounts += ["-v", f"{sockets}:{sockets}"]
-    return ["docker", "run", "--rm", "--network", "none", "--cpus", "1", "--memory", "4g", *SANDBOX, *mounts,
+    return ["docker", "run", "--rm", "--network", "none", "--cpus", "1", "--memory", "4g", *CONTAINER_FLAGS, *mounts,
             *(["-e", f"MINIGRAD_GRADEBOOK_URL={gradebook}"] if gradebook else []), "minigrad-grader",
             "python", "-m", "grader", *args]
 

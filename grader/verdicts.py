@@ -400,7 +400,7 @@ class VerdictExecute(NbGraderPreprocessor):
         unmet = unmet_requirements(source)  # before torch's run, whose results would be cached
         if unmet:
             not_graded(unmet)
-        expected = expected_results(source_folder, f"{name}.ipynb", root / self.cache_directory / f"{exercise}-{name}.json",
+        expected = expected_results(source_folder, f"{name}.ipynb", self.cache_file(exercise, name),
                                     device)
         try:
             actual, start = {}, time.monotonic()
@@ -416,6 +416,10 @@ class VerdictExecute(NbGraderPreprocessor):
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
         return nb, resources
+
+    def cache_file(self, exercise, name):
+        """Where torch's expected results for notebook ``name`` of ``exercise`` are kept."""
+        return Path(self.course_root) / self.cache_directory / f"{exercise}-{name}.json"
 
     def _sandboxed(self):
         if self.sandbox:
@@ -436,7 +440,7 @@ def prepare_expected(config, exercise, notebooks):
     device = grading_device(step._sandboxed())
     for name in notebooks:
         expected_results(root / step.source_directory / exercise, name,
-                         root / step.cache_directory / f"{exercise}-{Path(name).stem}.json", device)
+                         step.cache_file(exercise, Path(name).stem), device)
     return device.description
 
 
