@@ -2,6 +2,7 @@
 
 Used by the test suite, the lessons and the exercises' graded tests.
 """
+import json
 import linecache
 import math
 import os
@@ -168,9 +169,13 @@ def check(name, scenario, *args, message=False):
     global _raised
     if _rejected:
         raise CheckFailed(f"not graded: {next(iter(_rejected.values()))}")
+    reference = _reference_result(name)
     _raised = []
     try:
-        expected, actual = both(scenario, *args)
+        if reference is None:
+            expected, actual = both(scenario, *args)
+        else:
+            expected, actual = reference[0], outcome(scenario, minigrad, *args)
     except BaseException:  # a run-time guard's denial (guards.Denied), which no ``except Exception`` catches
         if _rejected:
             raise CheckFailed(f"not graded: {next(iter(_rejected.values()))}") from None
@@ -181,6 +186,31 @@ def check(name, scenario, *args, message=False):
         expected, actual = without_messages(expected), without_messages(actual)
     if not nearly_equal(actual, expected):
         raise CheckFailed(difference(name, expected, actual, [(type(e).__name__, raised_lines(e)) for e in raised]))
+
+
+EXPECTATIONS = "expected.json"
+"""Beside an exercise's release: torch's side of its checks that run a program the learner writes."""
+
+
+def _reference_result(name):
+    """torch's result of check ``name`` from the reference, as grading has it, where the exercise's
+    release holds it (``expected.json`` beside the notebook, made by the grader's
+    ``stage_expectations``), in a 1-tuple; else None (torch's side is run here). A check that runs a
+    program the learner writes (a training loop) with either library reads torch's side there: the
+    learner's program run with torch would repeat its own bugs."""
+    try:
+        with open(EXPECTATIONS) as file:
+            made = json.load(file)
+    except (OSError, ValueError):
+        return None
+    if name not in made.get("checks", {}):
+        return None
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if (made.get("torch"), made.get("device")) != (torch.__version__, device):
+        raise CheckFailed(f"'{name}': torch's results for this check were made with torch {made.get('torch')} on "
+                          f"{made.get('device')}, and this kernel runs torch {torch.__version__} on {device}: "
+                          "run `./run lab` again, which makes them anew (or ask your instructor)")
+    return (made["checks"][name],)
 
 
 WIDTH = 100

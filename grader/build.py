@@ -11,6 +11,8 @@ For each exercise grader/exercises/exN_name.py:
   {solutions,exercises}/exN_name/{graded_code,guards}.py
                                       the grader's static check and run-time guards, which
                                       ``graded(...)`` applies in the learner's kernel as grading does
+  exercises/exN_name/expected.json    the reference's results of the from-reference checks, which
+                                      Validate compares with (``verdicts.stage_expectations``)
 
 The notebooks are committed; the staged packages are build outputs (git-ignored), made by
 ``python -m grader stage`` (``./run`` does it, and so do release and autograde).
@@ -27,7 +29,8 @@ from pathlib import Path
 import nbformat
 
 from .notebooks import build_notebook
-from .parts import exercise_specs, find_parts, stage
+from . import parts, verdicts
+from .parts import exercise_specs, find_parts
 
 ROOT = Path(__file__).resolve().parent.parent
 DERIVED = ("solutions", "exercises")
@@ -43,13 +46,21 @@ def nbgrader_env(root):
     return env
 
 
+def stage(root):
+    """Stage each exercise's package beside its notebooks (``parts.stage``), then the reference's
+    results of the checks Validate must not run with torch and the learner's program
+    (``verdicts.stage_expectations``). Returns whether it staged anything."""
+    staged = parts.stage(root)
+    return bool(verdicts.stage_expectations(root)) or staged
+
+
 def build(root=ROOT):
-    stage(root)
-    parts = {part.name: part for part in find_parts(root / "minigrad")}
+    marked = {part.name: part for part in find_parts(root / "minigrad")}
     for spec in exercise_specs(root):
         name = spec.stem
         source = root / "solutions" / name
-        nbformat.write(build_notebook(spec.read_text(), parts), source / f"{name}.ipynb")
+        source.mkdir(parents=True, exist_ok=True)
+        nbformat.write(build_notebook(spec.read_text(), marked), source / f"{name}.ipynb")
         generate(root, name)
 
 
@@ -95,4 +106,4 @@ def _files(folder):
     packages (build outputs)."""
     return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
             and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in (("minigrad",), ("coursekit",), ("guards.py",),
-                                                                   ("graded_code.py",))}
+                                                                   ("graded_code.py",), (verdicts.EXPECTATIONS,))}

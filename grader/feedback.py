@@ -1,9 +1,10 @@
 """Feedback that keeps hidden tests hidden: nbgrader's feedback shows every test cell as autograded,
 hidden tests included. This preprocessor (run by GenerateFeedback, after GetGrades) replaces the
-hidden part of each test cell and its outputs by "hidden test — passed/failed — N points", names
-each test by its scenarios (the names its ``check(...)`` calls give, for the page's table of
-contents: templates/minigrad_feedback), and opens the feedback with the device the submission was
-graded on (from its outcome, ``records``).
+hidden part of each test cell and its outputs by "hidden test — passed/failed — N points" and, when
+it failed, the titles of its checks that failed (never their code, inputs or results); it names
+each test by its scenarios (the names its ``check(...)`` calls give, a hidden test's from the note
+above its hidden block, for the page's table of contents: templates/minigrad_feedback), and opens
+the feedback with the device the submission was graded on (from its outcome, ``records``).
 
 ``SanitizeLearnerText`` runs wherever a learner's notebook becomes HTML on the instructor's side
 (the feedback page, Formgrader's view: ``HTMLExporter.preprocessors``)."""
@@ -19,6 +20,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from . import records
 
+HIDDEN_START = "### BEGIN HIDDEN TESTS"
 HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*\n?", re.S)
 
 
@@ -37,15 +39,23 @@ class HideHiddenTests(NbGraderPreprocessor):
         if "### BEGIN HIDDEN TESTS" not in cell.source:
             cell.metadata["minigrad"] = {"test": "visible checks", "scenarios": scenarios(cell.source)}
             return cell, resources
-        cell.metadata["minigrad"] = {"test": "hidden checks", "scenarios": []}
+        failed = cell.metadata.get("minigrad", {}).get("failed checks", [])  # verdicts.VerdictExecute's
+        cell.metadata["minigrad"] = {"test": "hidden checks", "scenarios": hidden_titles(cell.source)}
         points = meta.get("points", 0)
         score = meta.get("score", 0)
         verdict = "passed" if score == points else "failed"
         cell.source = HIDDEN.sub(f"# hidden test — {verdict} — {points:g} point{'' if points == 1 else 's'}\n",
                                  cell.source).rstrip("\n")
+        told = "".join(f"failed: {name!r}\n" for name in failed) if verdict == "failed" else ""
         cell.outputs = [new_output("stream", name="stdout",
-                                   text=f"hidden test — {verdict} — {score:g}/{points:g} points\n")]
+                                   text=f"hidden test — {verdict} — {score:g}/{points:g} points\n{told}")]
         return cell, resources
+
+
+def hidden_titles(source):
+    """The titles of a hidden test cell's checks, from the note above its hidden block (notebooks.py)."""
+    return [ast.literal_eval(line[1:].strip()) for line in source.split(HIDDEN_START)[0].splitlines()[1:]
+            if line.startswith("#   ")]
 
 
 def scenarios(source):

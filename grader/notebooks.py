@@ -10,10 +10,17 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
     # %% tests NAME V+H        graded tests: visible checks worth V points, then hidden ones (between
                                nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
                                NAME-hidden — so a failing visible check reaches the learner's feedback
-                               in full while a hidden one shows only passed/failed (``NAME V``: no hidden).
+                               in full while a hidden one shows only its title (``NAME V``: no hidden).
                                The visible scenarios' definitions go in a locked cell before them,
                                NAME-scenarios: the graded cell holds only the ``check(...)`` calls, all
-                               that Validate and the feedback show of it
+                               that Validate and the feedback show of it. The hidden cell's release
+                               keeps a note naming its checks (their titles: literal strings), which
+                               Validate lists as still to run
+    # %% tests NAME V+H from-reference
+                               the same, for checks that run a program the learner writes (a training
+                               loop) with either library: in Validate, torch's side of the visible
+                               checks is not run with the learner's program but read from the
+                               reference's results (``verdicts.stage_expectations``), as grading does
     # %% requires MODULE ...   no cell: the modules the exercise needs beyond the course's own (an
                                optional extra's), kept in the notebook's metadata; where one is
                                missing, grading says so instead of grading (verdicts.unmet_requirements)
@@ -26,7 +33,9 @@ import nbformat
 from .parts import solution_cell
 
 HIDDEN_START = "### BEGIN HIDDEN TESTS"
-HIDDEN_NOTE = "# Hidden tests: they run when your work is graded; your feedback says whether they passed.\n"
+HIDDEN_NOTE = "# Hidden tests ({points}): they run when your work is graded; your feedback names each that fails:\n"
+HIDDEN_TITLE = "#   {title!r}\n"
+FROM_REFERENCE = "from-reference"
 # The first code cell of every exercise: a learner sees at once which torch and device, and which
 # minigrad, the notebook runs (the exercise's staged copy, beside the notebook, holds the stubs).
 SETUP_CHECK = """\
@@ -61,20 +70,39 @@ def _nbgrader(grade_id, *, solution=False, grade=False, locked=False, points=Non
     return {"nbgrader": meta}
 
 
-def _test_cells(name, points, body):
+def _test_cells(name, points, body, options):
     visible_points, _, hidden_points = points.partition("+")
     visible, marker, hidden = body.partition(HIDDEN_START)
     if bool(marker) != bool(hidden_points):
         raise ValueError(f"tests {name} {points}: hidden points need a hidden block, and a hidden block points")
+    if set(options) - {FROM_REFERENCE}:
+        raise ValueError(f"tests {name} {points}: unknown options {options}")
     scenarios, checks = _split_checks(visible.rstrip("\n"))
     cells = [nbformat.v4.new_code_cell(scenarios, id=f"{name}-scenarios", metadata=_nbgrader(
         f"{name}-scenarios", locked=True))] if scenarios else []
     cells.append(nbformat.v4.new_code_cell(checks, id=name, metadata=_nbgrader(
         name, grade=True, locked=True, points=int(visible_points))))
+    if FROM_REFERENCE in options:
+        cells[-1].metadata["minigrad"] = {"torch's side": "reference"}
     if marker:
-        cells.append(nbformat.v4.new_code_cell(HIDDEN_NOTE + marker + hidden, id=f"{name}-hidden", metadata=_nbgrader(
+        note = HIDDEN_NOTE.format(points=f"{hidden_points} point{'' if hidden_points == '1' else 's'}") + "".join(
+            HIDDEN_TITLE.format(title=title) for title in check_titles(hidden, f"tests {name}'s hidden block"))
+        cells.append(nbformat.v4.new_code_cell(note + marker + hidden, id=f"{name}-hidden", metadata=_nbgrader(
             f"{name}-hidden", grade=True, locked=True, points=int(hidden_points))))
     return cells
+
+
+def check_titles(source, where):
+    """The titles of the ``check(...)`` calls in ``source``, in order; each a literal string (a
+    hidden check's title is all that the learner sees of it)."""
+    titles = []
+    calls = [node for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check"]
+    for node in sorted(calls, key=lambda call: (call.lineno, call.col_offset)):
+        if not (node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            raise ValueError(f"{where}: a check's title is not a literal string: {ast.unparse(node)[:80]}")
+        titles.append(node.args[0].value)
+    return titles
 
 
 def _split_checks(source):
@@ -117,7 +145,7 @@ def build_notebook(spec, parts_by_name):
                 raise ValueError(f"answer {args[0]}: the reference goes between nbgrader's solution markers")
             cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], solution=True))
         else:
-            cells += _test_cells(args[0], args[1], body)
+            cells += _test_cells(args[0], args[1], body, args[2:])
             continue
         cells.append(cell)
         if len(cells) == 1:  # after the title

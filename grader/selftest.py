@@ -4,12 +4,18 @@ On this machine and its device, each exercise's reference solution must get full
 untouched release 0, and each of its kept wrong versions (``mistakes.py``) less than full marks.
 They are graded as learners' submissions are: placed in a scratch copy of the course as ``collect``
 leaves them, then graded by ``workflow.autograde`` (nbgrader's pipeline, the sandbox, the verdict
-harness, the same device choice). The table names, per exercise, what was expected and what came,
-the device and sandbox that graded, torch's and Triton's versions, and the time it took.
+harness, the same device choice). Each is also validated as a learner's lab validates it (the
+course's Validate, ``grader/lab/course_validate.py``, on a copy of the release): Validate must pass
+the reference and fail the release and every wrong version, so that its "pass" means the grade
+keeps the points. The table names, per exercise, what was expected and what came, how many wrong
+versions grading and Validate caught, the device and sandbox that graded, torch's and Triton's
+versions, and the time it took.
 """
+import asyncio
 import importlib.metadata
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,7 +54,8 @@ def submissions(root, exercise):
 
 
 def grade(root, exercise, workers, sandbox):
-    """Place the exercise's submissions, grade them; returns [(student, what, row of workflow.scores)]."""
+    """Place the exercise's submissions, grade them, validate them; returns [(student, what, row of
+    workflow.scores with "validate": Validate's first line when it fails, else None)]."""
     made = submissions(root, exercise)
     for student, (_, notebook) in made.items():
         folder = root / ".course" / "submitted" / student / exercise
@@ -56,7 +63,48 @@ def grade(root, exercise, workers, sandbox):
         nbformat.write(notebook, folder / f"{exercise}.ipynb")
     workflow.autograde(exercise, workers=workers, root=root, progress=lambda line: None, sandbox=sandbox, force=True)
     rows = {row["student"]: row for row in workflow.scores(exercise, root)}
-    return [(student, what, rows[student]) for student, (what, _) in made.items()]
+    failing = validated(root, exercise, {student: notebook for student, (_, notebook) in made.items()}, workers)
+    return [(student, what, {**rows[student], "validate": failing[student]}) for student, (what, _) in made.items()]
+
+
+def validated(root, exercise, notebooks, workers):
+    """{student: None where the course's Validate passes their notebook, else what it says first},
+    each notebook validated in a copy of the release (its staged minigrad and the reference's
+    results Validate reads), by ``workers`` checkers at once."""
+    sys.path.insert(0, str(root / "grader" / "lab"))
+    try:
+        import course_validate
+    finally:
+        sys.path.pop(0)
+    paths = {}
+    for student, notebook in notebooks.items():
+        folder = root / ".course" / "validated" / student / exercise
+        shutil.copytree(root / "exercises" / exercise, folder)
+        nbformat.write(notebook, folder / f"{exercise}.ipynb")
+        paths[student] = str(folder / f"{exercise}.ipynb")
+
+    async def validate_all():
+        queue, said = list(paths.items()), {}
+
+        async def checker():
+            one = course_validate.Checker()
+            while queue:
+                student, path = queue.pop()
+                answer = await course_validate.validate(path, one)
+                value = answer["value"]
+                said[student] = (None if answer["success"] and "failed" not in value else
+                                 _first_lines(value["failed"][0]) if answer["success"] else str(value))
+            if one.process is not None:
+                one.process.kill()
+                await one.process.wait()
+        await asyncio.gather(*(checker() for _ in range(max(1, workers or 1))))
+        return said
+    return asyncio.run(validate_all())
+
+
+def _first_lines(failed):
+    """A failing Validate's header and the first line of its first report."""
+    return " ".join([failed["source"], *failed["raw_error"].splitlines()[:1]])
 
 
 def points(root, exercise):
@@ -78,6 +126,11 @@ def verdict(full, graded):
             mismatches.append(f"{what}: {row['score']:g}/{full:g}, not 0")
         elif student.startswith("wrong") and row["score"] >= full:
             mismatches.append(f"wrong version '{what}': full marks")
+        if student == "reference" and row.get("validate"):
+            mismatches.append(f"{what}: Validate fails: {row['validate']}")
+        elif student != "reference" and "validate" in row and row["validate"] is None:
+            mismatches.append(f"{'wrong version ' + repr(what) if student.startswith('wrong') else what}: "
+                              "Validate passes it")
     scores = {student: row["score"] for student, _, row in graded if row["status"] == "graded"}
     wrong = [score for student, score in scores.items() if student.startswith("wrong")]
     count = sum(student.startswith("wrong") for student, _, _ in graded)
@@ -88,10 +141,14 @@ def verdict(full, graded):
 
 
 def kill_rate(full, graded):
-    """How many of the kept wrong versions lost points (graded below ``full``), as "n/m (p%)"."""
+    """How many of the kept wrong versions lost points (graded below ``full``), and how many Validate
+    failed, each as "n/m (p%)"."""
     wrong = [row for student, _, row in graded if student.startswith("wrong")]
-    caught = sum(row["status"] == "graded" and row["score"] < full for row in wrong)
-    return f"{caught}/{len(wrong)} ({caught / len(wrong):.0%})" if wrong else "-"
+    if not wrong:
+        return "-", "-"
+    by_grading = sum(row["status"] == "graded" and row["score"] < full for row in wrong)
+    by_validate = sum(row.get("validate") is not None for row in wrong)
+    return tuple(f"{caught}/{len(wrong)} ({caught / len(wrong):.0%})" for caught in (by_grading, by_validate))
 
 
 def _points(score):
@@ -122,8 +179,8 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
     if unknown:
         raise ValueError(f"no such exercise: {', '.join(unknown)}")
     sandboxed, torch_version, triton_version = environment(sandbox)
-    header = ("exercise", "expected: reference, release, wrong", "got", "wrong caught", "device", "sandbox", "torch",
-              "triton", "time", "result")
+    header = ("exercise", "expected: reference, release, wrong", "got", "wrong caught: grading", "Validate", "device",
+              "sandbox", "torch", "triton", "time", "result")
     table, problems = [], []
     with tempfile.TemporaryDirectory(prefix="minigrad-selftest-") as scratch:
         course = Path(scratch)
@@ -134,7 +191,7 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
             graded = grade(course, exercise, workers, sandbox)
             expected, got, mismatches = verdict(points(course, exercise), graded)
             device = next(row["device"] for student, _, row in graded if student == "reference") or "-"
-            table.append((exercise, expected, got, kill_rate(points(course, exercise), graded), device, sandboxed,
+            table.append((exercise, expected, got, *kill_rate(points(course, exercise), graded), device, sandboxed,
                           torch_version, triton_version, f"{time.monotonic() - start:.0f} s",
                           "ok" if not mismatches else "MISMATCH"))
             problems += [f"{exercise}: {line}" for line in mismatches]

@@ -17,6 +17,7 @@ or why it was not graded (a rejected construct, a cell that ran too long or died
 """
 import dataclasses
 import fcntl
+import hashlib
 import importlib.util
 import json
 import marshal
@@ -330,11 +331,25 @@ def compare(expected, actual):
         elif len(got["checks"]) != len(want["checks"]):
             verdicts[test_id] = (False, f"{len(got['checks'])} of {len(want['checks'])} checks ran")
         else:
-            wrong = [(name, *((wanted, seen) if message else map(without_messages, (wanted, seen))), told)
-                     for (name, seen, _, told), (_, wanted, message, _) in zip(got["checks"], want["checks"])]
-            wrong = [(name, wanted, seen, told) for name, wanted, seen, told in wrong if not nearly_equal(seen, wanted)]
+            wrong = failed_checks(want, got)
             verdicts[test_id] = (True, "") if not wrong else (False, difference(*wrong[0]))
     return verdicts
+
+
+def failed_checks(want, got):
+    """The checks of one test cell whose results differ, in order, as (title, torch's, minigrad's,
+    what the learner's code raised); a check that did not run counts as failed."""
+    wrong = []
+    for index, (name, wanted, message, _) in enumerate(want["checks"]):
+        if index >= len((got or {}).get("checks", [])):
+            wrong.append((name, wanted, None, []))
+            continue
+        _, seen, _, told = got["checks"][index]
+        if not message:
+            wanted, seen = without_messages(wanted), without_messages(seen)
+        if not nearly_equal(seen, wanted):
+            wrong.append((name, wanted, seen, told))
+    return wrong
 
 
 def expected_results(source_folder, notebook_name, cache, device):
@@ -355,6 +370,53 @@ def expected_results(source_folder, notebook_name, cache, device):
                       environment=device.environment())
         cache.write_text(json.dumps({"stamp": stamp, "results": results}))
     return results
+
+
+EXPECTATIONS = "expected.json"
+"""Beside an exercise's release: the reference's results of its from-reference visible checks, for Validate."""
+
+
+def stage_expectations(root):
+    """Beside the release of each exercise with from-reference tests (``notebooks.py``: checks that
+    run a program the learner writes, a training loop, with either library), the reference's results
+    of their visible checks, ``exercises/<exercise>/expected.json``: Validate reads torch's side of
+    those checks there (``coursekit.testing.check``), as grading does from torch's run of the
+    reference, instead of running the learner's own program with torch (whose bugs would then
+    compare equal). Made on the machine whose lab validates (``./run lab``, ``hub/setup.sh``: its
+    torch and device), again when the source notebook, the staged package or torch changed.
+    Returns the exercises whose results it made."""
+    import torch
+
+    device = grading_device(False)
+    staged = (Path(root) / ".course" / "staged").read_text()
+    made = []
+    for notebook_path in sorted(Path(root).glob("solutions/*/*.ipynb")):
+        exercise = notebook_path.parent.name
+        source = nbformat.read(notebook_path, as_version=4)
+        marked = [cell.metadata["nbgrader"]["grade_id"] for cell in source.cells
+                  if cell.metadata.get("minigrad", {}).get("torch's side") == "reference"]
+        target = Path(root) / "exercises" / exercise / EXPECTATIONS
+        stamp = f"{notebook_path.read_text()}{staged}{torch.__version__}{device.name}"
+        stamp = hashlib.sha256(stamp.encode()).hexdigest()
+        if not marked or unmet_requirements(source) or \
+                target.exists() and json.loads(target.read_text()).get("stamp") == stamp:
+            continue
+        visible = apart(plan(source, solution_cells(source, without_markers=True)))[0]
+        cells = [dict(cell, kind="support") if cell["kind"] == "test" and cell["id"] not in marked else cell
+                 for cell in visible]
+        results = run(notebook_path.parent, cells, "torch", environment=device.environment())
+        checks = {}
+        for test in marked:
+            if results[test]["error"]:
+                raise RuntimeError(f"{exercise}: the reference fails {test}: {results[test]['error']}")
+            for name, seen, _, _ in results[test]["checks"]:
+                if name in checks:
+                    raise ValueError(f"{exercise}: two from-reference checks are titled {name!r}")
+                checks[name] = seen
+        target.write_text(json.dumps({"stamp": stamp, "torch": torch.__version__, "device": device.name,
+                                      "checks": checks}))
+        made.append(exercise)
+    return made
 
 
 STOPPED = {
@@ -415,6 +477,9 @@ class VerdictExecute(NbGraderPreprocessor):
             cell = nb.cells[index[test_id]]
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
+            if test_id.endswith("-hidden"):  # the feedback names them, and shows nothing else of them
+                cell.metadata["minigrad"] = {"failed checks": [
+                    name for name, *_ in failed_checks(expected[test_id], actual.get(test_id))]}
         return nb, resources
 
     def cache_file(self, exercise, name):

@@ -473,7 +473,7 @@ EPOCHS = 10
 # losses = fit(model, minigrad.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM),
 #              minigrad.nn.CrossEntropyLoss(), x_train, y_train, EPOCHS, BATCH_SIZE)
 # len(losses), losses[-1], accuracy(minigrad, model, x_test, y_test)
-# %% tests test-fit 2+1
+# %% tests test-fit 2+1 from-reference
 def train(lib, epochs, batch_size, device="cpu", adam=False):
     """fit on the digits from torch's initial weights: every loss, the sum of each trained parameter (whole
     tensors would not fit on a screen), the test accuracy."""
@@ -492,7 +492,7 @@ check("fit on DEVICE: 1 epoch of batches of 300 (the last one has 200)", train, 
 check("fit with Adam(lr=0.01): 1 epoch of batches of 200", train, 1, 200, "cpu", True)
 ### END HIDDEN TESTS
 
-# %% tests test-target 2
+# %% tests test-target 2 from-reference
 def reaches_the_target(lib):
     """Your settings: at least 95% test accuracy, in at most 150 steps."""
     x_train, y_train, x_test, y_test = digits(lib)
@@ -582,7 +582,7 @@ def fixed_fit(lib, model, x, y, steps, batch_size):
     ### END SOLUTION
 # %% locked check-fixed_fit
 fixed_fit = graded(fixed_fit)
-# %% tests test-fixed 2+1
+# %% tests test-fixed 2+1 from-reference
 def fine_tune(lib, steps, device="cpu"):
     """fixed_fit on the digits in batches of 100: every loss, the sum of each trained parameter (whole
     tensors would not fit on a screen), the test accuracy."""

@@ -581,8 +581,9 @@ def three_dims(lib, dim):
     return {"y": y, "x.grad": x.grad}
 
 
-for dim in (1, -1, -3):
-    check(f"a (2, 3, 4) tensor over dim {dim}", three_dims, dim)
+check("a (2, 3, 4) tensor over dim 1", three_dims, 1)
+check("a (2, 3, 4) tensor over dim -1", three_dims, -1)
+check("a (2, 3, 4) tensor over dim -3", three_dims, -3)
 
 
 def lse_on_device(lib):

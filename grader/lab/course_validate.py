@@ -18,6 +18,11 @@ back as JSON while the server goes on. They are shown as one report:
 - each failing check as the check wrote it (``coursekit.testing.difference``: the scenario, where the
   results first differ, torch's and minigrad's values there, the learner's own exception and their
   lines), in full while they fit, then by their first line;
+- when every visible check passes, not nbgrader's "Success! Your notebook passes all the tests.",
+  which the hidden tests make untrue, but how many visible tests pass and, by their titles, the
+  hidden checks that run only when the work is graded (``passing``). nbgrader's dialog has one fixed
+  sentence for a pass; the lab extension ``minigrad-validate-summary`` puts this one in its place,
+  asking the server for it (``/minigrad/validate-summary``: the last Validate's);
 - for a notebook with no checks (a lesson), that there is nothing to validate.
 
 nbgrader's dialog is kept (its frontend is nbgrader's lab extension, not ours): it shows a failing
@@ -27,6 +32,7 @@ in one such entry: the header as its source, the checks as its error, with a sty
 prints the same check reports, cell by cell (nbgrader's own layout and kernel; ``Validator.width``
 is set so that it cuts none of their lines).
 """
+import ast
 import asyncio
 import contextlib
 import html
@@ -56,6 +62,7 @@ def _load_jupyter_server_extension(server_app):
 
     root = os.path.realpath(os.path.expanduser(server_app.root_dir))
     checker = Checker()
+    last = {"summary": None}  # what the last Validate that passed says instead of nbgrader's "Success!"
 
     async def opened(logger, schema_id, data):
         """An exercise notebook opened: warm its checker up, for the Validate to come."""
@@ -74,10 +81,18 @@ def _load_jupyter_server_extension(server_app):
             fullpath = os.path.realpath(os.path.join(root, path))
             if os.path.commonpath([fullpath, root]) != root:
                 raise web.HTTPError(403, "Access denied: path outside allowed directory")
-            self.finish(json.dumps(await validate(fullpath, checker)))
+            answer = await validate(fullpath, checker)
+            last["summary"] = answer.pop("summary", None)
+            self.finish(json.dumps(answer))
+
+    class SummaryHandler(JupyterHandler):
+        @web.authenticated
+        def get(self):
+            self.finish(json.dumps(last))
 
     base = server_app.web_app.settings["base_url"]
     server_app.web_app.add_handlers(".*$", [(url_path_join(base, "assignments/validate"), ValidateHandler),
+                                            (url_path_join(base, "minigrad/validate-summary"), SummaryHandler),
                                             (url_path_join(base, "nbgrader_version"), NbGraderVersionHandler)])
 
 
@@ -132,8 +147,25 @@ async def validate(path, checker):
         return {"success": False, "value": answer["error"]}
     results = answer["results"]
     if "failed" not in results:
-        return {"success": True, "value": results}
+        return {"success": True, "value": results, "summary": passing(notebook)}
     return {"success": True, "value": {"failed": [one_screen(notebook, results["failed"])]}}
+
+
+def passing(notebook):
+    """What Validate says when every visible test passes: they pass, and the hidden checks (their
+    titles, from the note the release keeps of each hidden block) run when the work is graded."""
+    visible = [cell for cell in notebook["cells"]
+               if _nbgrader(cell).get("grade") and not _nbgrader(cell)["grade_id"].endswith("-hidden")]
+    hidden = [cell for cell in notebook["cells"] if _nbgrader(cell).get("grade_id", "").endswith("-hidden")]
+    said = f"All {len(visible)} visible test{'' if len(visible) == 1 else 's'} pass."
+    titles = [ast.literal_eval(line[1:].strip()) for cell in hidden for line in "".join(cell["source"]).splitlines()
+              if line.startswith("#   ")]
+    if hidden:
+        points = sum(_nbgrader(cell).get("points", 0) for cell in hidden)
+        said += (f"\n{len(titles)} hidden check{'' if len(titles) == 1 else 's'} ({points:g} point"
+                 f"{'' if points == 1 else 's'}) run when you submit, not now:")
+        said += "".join(f"\n  • {title}" for title in titles)
+    return said
 
 
 def one_screen(notebook, failed):

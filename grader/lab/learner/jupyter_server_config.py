@@ -1,6 +1,7 @@
 # The course's Validate (grader/lab/course_validate.py, beside this role's folder) replaces nbgrader's:
 # jupyter_server_config.json enables it; this makes it importable in the server, and nowhere else.
-# grader/lab/labextensions holds the lab extension that opens the page "view feedback" points at.
+# grader/lab/labextensions holds the lab extensions: one opens the page "view feedback" points at, one
+# says what a passing Validate passed (and what hidden checks are still to run).
 import os
 import sys
 
