@@ -275,6 +275,11 @@ MISTAKES = {
         ("no view-of-a-leaf check", "Tensor-_inplace",
          "        if view.base._requires_grad and view.base.grad_fn is None:\n"
          "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "", "test-leaf"),
+        ("the view-of-a-leaf check before the no_grad-view check (the wrong error wins)", "Tensor-_inplace",
+         "        views.check_inplace(self)\n        if view.base._requires_grad and view.base.grad_fn is None:\n"
+         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n",
+         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
+         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n        views.check_inplace(self)\n", "test-leaf"),
     ],
     "ex8_checkpoint": [
         ("the inputs kept as they are, not saved (an in-place edit goes unseen)", "checkpointed_forward",
@@ -335,6 +340,12 @@ MISTAKES = {
     if filled != len(self.holders):
         raise CheckpointError(""",
          "test-body-runs"),
+        ("a holder the graph freed is filled again (not skipped) in a later recomputation", "_Frame-recompute",
+         "        if holder is not None:\n            holder.value = kept.value\n",
+         "        holder.value = kept.value\n",
+         "test-gradients"),
+        ("the recomputation's stop caught as any Exception: the body's own error is swallowed", "_Frame-recompute",
+         "    except _StopRecomputation:\n", "    except Exception:\n", "test-body-runs"),
     ],
     "ex6_training": [
         ("momentum buffer starts at zeros", "SGD-_update", 'state["momentum_buffer"] = grad.clone().detach()',
@@ -371,6 +382,9 @@ MISTAKES = {
         ("settings: too few epochs for 95%", "settings", "EPOCHS = 10", "EPOCHS = 3", "test-target"),
         ("fixed_fit zeroes the head only", "fixed_fit", "body.zero_grad()\n        head.zero_grad()",
          "head.zero_grad()", "test-fixed"),
+        ("weight decay added into the gradient in place (param.grad edited)", "SGD-_update",
+         'grad = grad.add(param, alpha=group["weight_decay"])', 'grad = grad.add_(param, alpha=group["weight_decay"])',
+         "test-sgd-in-place"),
     ],
     "ex7_custom_functions": [
         ("one-sided differences", "_numerical_jacobians",

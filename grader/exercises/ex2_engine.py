@@ -230,28 +230,6 @@ def shared_node(lib):
     return {"x.grad": x.grad, "hook calls": seen}
 
 
-check("a node shared by two paths", shared_node)
-### BEGIN HIDDEN TESTS
-
-
-def diamond(lib):
-    """a -> b, c -> d: both middle nodes feed d; a gets both contributions, once."""
-    a = lib.tensor([0.5, -1.0], requires_grad=True)
-    b = a.exp()
-    c = a * a
-    d = (b * c).sum() + b.sum()
-    d.backward()
-    return a.grad
-
-
-def accumulate_twice(lib):
-    """Two backward passes add their gradients into .grad (the tutorial's missing zero_grad)."""
-    w = lib.tensor([1.0, 2.0], requires_grad=True)
-    for _ in range(2):
-        (w * w).sum().backward()
-    return w.grad
-
-
 def a_root_below_another_root(lib):
     """a is a root and is also reached from the other root: its node waits for both gradients."""
     a = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -278,6 +256,30 @@ def a_none_gradient(lib):
     return a.grad
 
 
+check("a node shared by two paths", shared_node)
+check("a root that the other root reaches: autograd.backward([(y * y).sum(), a])", a_root_below_another_root)
+check("a node whose one input gets None (a custom Function blocks it), the other a gradient", a_none_gradient)
+### BEGIN HIDDEN TESTS
+
+
+def diamond(lib):
+    """a -> b, c -> d: both middle nodes feed d; a gets both contributions, once."""
+    a = lib.tensor([0.5, -1.0], requires_grad=True)
+    b = a.exp()
+    c = a * a
+    d = (b * c).sum() + b.sum()
+    d.backward()
+    return a.grad
+
+
+def accumulate_twice(lib):
+    """Two backward passes add their gradients into .grad (the tutorial's missing zero_grad)."""
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    for _ in range(2):
+        (w * w).sum().backward()
+    return w.grad
+
+
 def several_roots(lib):
     a = lib.tensor([1.0, 2.0], requires_grad=True)
     y = a * 2
@@ -288,8 +290,6 @@ def several_roots(lib):
 check("a diamond graph", diamond)
 check("two backward passes accumulate", accumulate_twice)
 check("autograd.backward with two roots sharing a node", several_roots)
-check("a root that the other root reaches: autograd.backward([(y * y).sum(), a])", a_root_below_another_root)
-check("a node whose one input gets None (a custom Function blocks it), the other a gradient", a_none_gradient)
 ### END HIDDEN TESTS
 
 # %% tests test-order 1+1
@@ -322,11 +322,6 @@ def leaves_ready_together(lib):
     return fired
 
 
-check("the order in which nodes run", hook_order)
-check("two leaves ready at once: (t @ a).sum()", leaves_ready_together)
-### BEGIN HIDDEN TESTS
-
-
 def branches_order(lib):
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     fired = []
@@ -334,17 +329,6 @@ def branches_order(lib):
     for i, part in enumerate(parts):
         part.register_hook(lambda grad, i=i: fired.append(i))
     (parts[2].sum() + parts[0].sum() + parts[1].sum()).backward()
-    return fired
-
-
-def many_ties(lib):
-    """Many leaves ready at the same moments, in a graph with shared nodes: their hooks' order."""
-    fired = []
-    leaves = [lib.full((2,), float(k + 1), requires_grad=True) for k in range(8)]
-    for k, leaf in enumerate(reversed(leaves)):
-        leaf.register_hook(lambda grad, k=len(leaves) - 1 - k: fired.append(k))
-    pairs = [leaves[k] * leaves[k + 1] for k in range(0, 8, 2)]
-    (pairs[0] @ pairs[1] + pairs[2] @ pairs[3] + (leaves[0] * leaves[7]).sum()).backward()
     return fired
 
 
@@ -368,9 +352,25 @@ def five_leaves_at_once(lib):
     return fired
 
 
+check("the order in which nodes run", hook_order)
+check("two leaves ready at once: (t @ a).sum()", leaves_ready_together)
 check("the order of three independent branches", branches_order)
-check("many leaves ready at once", many_ties)
 check("five leaves ready together", five_leaves_at_once)
+### BEGIN HIDDEN TESTS
+
+
+def many_ties(lib):
+    """Many leaves ready at the same moments, in a graph with shared nodes: their hooks' order."""
+    fired = []
+    leaves = [lib.full((2,), float(k + 1), requires_grad=True) for k in range(8)]
+    for k, leaf in enumerate(reversed(leaves)):
+        leaf.register_hook(lambda grad, k=len(leaves) - 1 - k: fired.append(k))
+    pairs = [leaves[k] * leaves[k + 1] for k in range(0, 8, 2)]
+    (pairs[0] @ pairs[1] + pairs[2] @ pairs[3] + (leaves[0] * leaves[7]).sum()).backward()
+    return fired
+
+
+check("many leaves ready at once", many_ties)
 ### END HIDDEN TESTS
 
 # %% tests test-long-chain 2

@@ -269,8 +269,18 @@ def linear_forward(lib, inside_loop):
     return results, layer.weight.grad
 
 
+def a_batch_through_linear(lib):
+    """Seed 002 with a batch: the bias is broadcast over 4 rows, so the engine must sum its gradient
+    back to the bias's shape (validate_outputs does, with sum_to)."""
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    lib.sum(layer(lib.rand(4, 3))).backward()
+    return layer.bias.grad, layer.weight.grad
+
+
 check("seed 002: forward outside the loop", linear_forward, False)
 check("seed 002: forward inside the loop", linear_forward, True)
+check("seed 002 with a batch of 4 inputs: the bias gradient is summed over the batch", a_batch_through_linear)
 ### BEGIN HIDDEN TESTS
 
 
@@ -284,16 +294,6 @@ def backward_twice_in_loop(lib):
 check("seed 002: backward twice in the loop body", backward_twice_in_loop)
 
 
-def a_batch_through_linear(lib):
-    """Seed 002 with a batch: the bias is broadcast over 4 rows, so the engine must sum its gradient
-    back to the bias's shape (validate_outputs does, with sum_to)."""
-    lib.manual_seed(0)
-    layer = lib.nn.Linear(3, 2)
-    lib.sum(layer(lib.rand(4, 3))).backward()
-    return layer.bias.grad, layer.weight.grad
-
-
-check("seed 002 with a batch of 4 inputs: the bias gradient is summed over the batch", a_batch_through_linear)
 ### END HIDDEN TESTS
 
 # %% tests test-seed-003 2+1

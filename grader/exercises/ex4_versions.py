@@ -426,16 +426,19 @@ def allowed_edits(lib):
 
 def views_made_under_no_grad(lib):
     """A view made under no_grad, edited in place with grad mode on, is refused with torch's message,
-    before any leaf check: one of a non-leaf, and one that became a leaf that requires grad."""
+    before any leaf check: one of a non-leaf, one that became a leaf that requires grad, and one of a
+    leaf that requires grad (which the view-of-a-leaf check would also refuse, in other words)."""
     a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
     h = a * 2
     x = lib.ones(3)
     with lib.no_grad():
         of_non_leaf = h[:2]
         of_plain = x[:2]
+        of_leaf = a[:2]
     of_plain.requires_grad_()
     return {"a view of a non-leaf": outcome(lambda: of_non_leaf.add_(1)),
-            "a view that is a leaf requiring grad": outcome(lambda: of_plain.add_(1))}
+            "a view that is a leaf requiring grad": outcome(lambda: of_plain.add_(1)),
+            "a view of a leaf that requires grad": outcome(lambda: of_leaf.add_(1)), "a._version": a._version}
 
 
 for edit in IN_PLACE_ON_LEAF:

@@ -430,9 +430,19 @@ def editing_the_detached(lib):
             "e.sum().backward()": outcome(e.sum().backward), "a.grad": a.grad}
 
 
+def detach_of_an_inference_tensor(lib):
+    """An inference tensor's detach is one too, with a version counter of its own."""
+    with lib.inference_mode():
+        frozen = lib.ones(2)
+    d = frozen.detach()
+    return {"is_inference()": d.is_inference(), "d": flags(d), "d._version": outcome(lambda: d._version),
+            "values": d}
+
+
 normal_mode()
 check("e.detach()", what_detach_gives)
 check("editing e.detach() in place", editing_the_detached)
+check("an inference tensor's detach", detach_of_an_inference_tensor)
 ### BEGIN HIDDEN TESTS
 
 
@@ -453,19 +463,9 @@ def detach_of_a_leaf(lib):
     return seen, d.grad, w.grad
 
 
-def detach_of_an_inference_tensor(lib):
-    """An inference tensor's detach is one too, with a version counter of its own."""
-    with lib.inference_mode():
-        frozen = lib.ones(2)
-    d = frozen.detach()
-    return {"is_inference()": d.is_inference(), "d": flags(d), "d._version": outcome(lambda: d._version),
-            "values": d}
-
-
 normal_mode()
 check("x.detach() * x", gradient_stops_at_detach)
 check("a leaf's detach", detach_of_a_leaf)
-check("an inference tensor's detach", detach_of_an_inference_tensor)
 ### END HIDDEN TESTS
 
 # %% markdown

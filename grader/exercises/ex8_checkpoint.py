@@ -426,9 +426,34 @@ def retained(lib):
     return {"starts after one backward": after_first, "after two": len(runs), "x.grad": x.grad}
 
 
-check("a counter in the body: forward, backward, early stop", body_runs)
-check("two backward passes (retain_graph=True)", retained)
-### BEGIN HIDDEN TESTS
+def outputs_one_at_a_time(lib):
+    """A body with two outputs, backpropagated one backward at a time: each backward recomputes for
+    itself; the third recomputes when the first one has already freed what it used (exp's result)."""
+    runs = []
+    x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    first, second = checkpointed(lib, lambda x: (runs.append(1), x.exp(), (x * x).tanh())[1:], x)
+    first.sum().backward()
+    after_first = len(runs)
+    second.sum().backward(retain_graph=True)
+    after_second = len(runs)
+    return {"starts after each backward": [after_first, after_second],
+            "third backward": outcome(second.sum().backward), "starts after it": len(runs), "x.grad": x.grad}
+
+
+def fails_when_run_again(lib):
+    """A body that raises when it runs a second time (it expects to run once): the recomputation in
+    backward raises that error, as it is."""
+    runs = []
+
+    def body(x):
+        runs.append(1)
+        if len(runs) > 1:
+            raise ValueError("the body ran again")
+        return x.exp().sum()
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    out = checkpointed(lib, body, x)
+    return {"backward": outcome(out.backward), "starts": len(runs)}
 
 
 def under_no_grad(lib):
@@ -437,6 +462,14 @@ def under_no_grad(lib):
     with lib.no_grad():
         out = checkpointed(lib, body_of(lib, runs, []), x, lib.ones(4, 3))
     return out, out.requires_grad, len(runs)
+
+
+check("a counter in the body: forward, backward, early stop", body_runs)
+check("two backward passes (retain_graph=True)", retained)
+check("two outputs, backpropagated one at a time", outputs_one_at_a_time)
+check("a body that fails when it runs again", fails_when_run_again, message=True)
+check("under no_grad the body just runs", under_no_grad)
+### BEGIN HIDDEN TESTS
 
 
 def under_inference_mode(lib):
@@ -467,7 +500,6 @@ def saves_nothing(lib):
     return len(runs), x.grad
 
 
-check("under no_grad the body just runs", under_no_grad)
 check("under inference_mode the body just runs", under_inference_mode)
 check("three checkpoints in a chain: each body once more", chain_of_three)
 check("a body that saves nothing is not run again", saves_nothing)
@@ -565,19 +597,6 @@ def after_forward(lib):
     return peak_saved(lib, forward_only)
 
 
-check("the peak of a step of eight blocks, with and without checkpointing", peak_drop)
-check("what three checkpointed blocks keep after the forward", after_forward)
-### BEGIN HIDDEN TESTS
-
-
-def no_grad_keeps_nothing(lib):
-    def step():
-        x = lib.randn(8, 8, requires_grad=True)
-        with lib.no_grad():
-            checkpointed(lib, lambda x: (x @ x).exp(), x)
-    return peak_saved(lib, step)
-
-
 def recomputed_tensors_freed(lib):
     """After backward, nothing the recomputation made is still alive (no reference cycle keeps it:
     the garbage collector is off while this runs)."""
@@ -598,6 +617,20 @@ def recomputed_tensors_freed(lib):
         gc.enable()
 
 
+check("the peak of a step of eight blocks, with and without checkpointing", peak_drop)
+check("what three checkpointed blocks keep after the forward", after_forward)
+check("the recomputed tensors are freed after backward", recomputed_tensors_freed)
+### BEGIN HIDDEN TESTS
+
+
+def no_grad_keeps_nothing(lib):
+    def step():
+        x = lib.randn(8, 8, requires_grad=True)
+        with lib.no_grad():
+            checkpointed(lib, lambda x: (x @ x).exp(), x)
+    return peak_saved(lib, step)
+
+
 def retained_twice(lib):
     """retain_graph=True twice, then a last backward: the graph keeps its inputs until the last one."""
     def step():
@@ -611,7 +644,6 @@ def retained_twice(lib):
 
 
 check("under no_grad nothing is kept", no_grad_keeps_nothing)
-check("the recomputed tensors are freed after backward", recomputed_tensors_freed)
 check("three backward passes through one checkpoint", retained_twice)
 ### END HIDDEN TESTS
 

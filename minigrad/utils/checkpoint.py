@@ -38,14 +38,17 @@ class _StopRecomputation(Exception):
 class _Holder:
     """What the graph keeps in place of a saved tensor: the recomputed tensor, once there is one.
 
-    A recomputed tensor is handed out once in each backward (``grad_mode._state.graph_task``), as
-    in torch: a holder emptied in the backward that runs, asked for its value again, raises. Outside
-    a backward it is simply empty again (each access recomputes)."""
+    A recomputation serves the backward that ran it (``grad_mode._state.graph_task``), as torch's
+    serves its graph task: a holder filled for another backward is empty to this one, which
+    recomputes (a body whose outputs are backpropagated one at a time runs once per backward). A
+    recomputed tensor is handed out once in each backward: a holder emptied in the backward that
+    runs, asked for its value again, raises. Outside a backward it is simply empty again (each
+    access recomputes)."""
 
-    __slots__ = ("_value", "_emptied_in", "__weakref__")
+    __slots__ = ("_value", "_filled_in", "_emptied_in", "__weakref__")
 
     def __init__(self):
-        self._value = self._emptied_in = None
+        self._value = self._filled_in = self._emptied_in = None
 
     @property
     def value(self):
@@ -53,12 +56,14 @@ class _Holder:
             raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
                                   "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do so "
                                   "only once. Otherwise please open an issue with details on your use case.")
-        return self._value
+        return self._value if self._filled_in is grad_mode._state.graph_task else None
 
     @value.setter
     def value(self, value):
         if value is None:
             self._emptied_in = grad_mode._state.graph_task
+        else:
+            self._filled_in = grad_mode._state.graph_task
         self._value = value
 
 

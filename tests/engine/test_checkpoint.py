@@ -58,6 +58,26 @@ def test_each_backward_recomputes_with_retain_graph():
     assert_same(retained, close=True)
 
 
+def outputs_one_at_a_time(torch):
+    """A body with two outputs, backpropagated one backward at a time: torch recomputes once for each
+    backward call (its graph task), the first filling holders the second does not take; the third
+    backward recomputes over a holder the first one freed (exp's)."""
+    runs = []
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    first, second = torch.utils.checkpoint.checkpoint(
+        lambda x: (runs.append(1), x.exp(), (x * x).tanh())[1:], x, use_reentrant=False)
+    first.sum().backward()
+    after_first = len(runs)
+    second.sum().backward(retain_graph=True)
+    after_second = len(runs)
+    second.sum().backward()
+    return {"runs after each backward": [after_first, after_second, len(runs)], "x.grad": x.grad}
+
+
+def test_each_backward_call_recomputes_for_itself():
+    assert_same(outputs_one_at_a_time)
+
+
 def random_body(torch):
     """Random numbers drawn in the body: the recomputation must draw the same ones."""
     torch.manual_seed(0)

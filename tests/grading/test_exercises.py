@@ -10,7 +10,8 @@ import sys
 import nbformat
 import pytest
 
-from grader import build, verdicts
+from grader import build, selftest, verdicts
+from grader.devices import grading_device
 from grader.build import ROOT, exercise_specs, nbgrader_env
 from grader.parts import find_parts, stub
 from grader.sandbox import check_available
@@ -40,7 +41,7 @@ MISTAKES = {
                              "'the tutorial's randn(3, 10) over dim 1'"),
     "ex8_checkpoint": ("_Frame-unpack", "    if holder.value is None:\n        self.recompute()", "    self.recompute()",
                        "test-body-runs", "'a counter in the body: forward, backward, early stop'"),
-    "ex9_gpu_kernel": ("softmax_kernel", "shift = tl.max(top, 0)", "shift = 0.0", "test-softmax_kernel-hidden",
+    "ex9_gpu_kernel": ("softmax_kernel", "shift = tl.max(top, 0)", "shift = 0.0", "test-softmax_kernel",
                        "'large values'"),
     "ex10_capstone": ("fixed_train", "    def block(h):\n        return cell(h).tanh()",
                       "    def block(h):\n        log[\"block runs\"] += 1\n        return cell(h).tanh()", "test-logs",
@@ -201,6 +202,46 @@ def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exer
     errors = [o for o in cell.outputs if o.output_type == "error"]
     assert errors and message in errors[0].evalue and "minigrad differs from torch" in errors[0].evalue
 
+
+
+def _broken_programs():
+    """(exercise, the given broken program's name, its fix's answer cell) for each exercise whose
+    release gives a program to fix (a locked cell defining ``broken_NAME``, answered by ``fixed_NAME``)."""
+    found = []
+    for exercise in EXERCISES:
+        notebook = nbformat.read(ROOT / "exercises" / exercise / f"{exercise}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            for name in re.findall(r"^def broken_(\w+)\(", cell.source, re.M):
+                found.append(pytest.param(exercise, f"broken_{name}", f"fixed_{name}", id=f"{exercise}-{name}"))
+    return found
+
+
+@pytest.mark.parametrize("exercise, broken, fixed", _broken_programs())
+def test_the_broken_program_submitted_as_its_fix_fails_validate_and_loses_points(tmp_path, exercise, broken, fixed):
+    """Issue 34: where the learner fixes a given program (a training loop), Validate's torch side is
+    the reference's, not the learner's program run with torch: the program left as given fails
+    Validate, as it loses points at grading."""
+    if unmet(exercise):
+        pytest.skip(unmet(exercise))
+    release = nbformat.read(ROOT / "exercises" / exercise / f"{exercise}.ipynb", as_version=4)
+    given = next(c.source for c in release.cells if f"def {broken}(" in c.source)
+    program = given[given.index(f"def {broken}("):].split("\n\n\n")[0].replace(f"def {broken}(", f"def {fixed}(", 1)
+    source = nbformat.read(ROOT / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    answers = {**verdicts.solution_cells(source, without_markers=True), fixed: program}
+    notebook = nbformat.from_dict(release)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in answers:
+            cell.source = answers[cell.metadata["nbgrader"]["grade_id"]]
+    root = tmp_path / "course"
+    for folder in ("grader", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    said = selftest.validated(root, exercise, {"learner": notebook}, 1)["learner"]
+    assert said and "visible checks fail" in said, said
+    expected = verdicts.expected_results(ROOT / "solutions" / exercise, f"{exercise}.ipynb", tmp_path / "expected.json",
+                                         grading_device(False))
+    results = verdicts.compare(expected, verdicts.run(ROOT / "solutions" / exercise, verdicts.plan(source, answers),
+                                                      "minigrad"))
+    assert [test for test, (passed, _) in results.items() if not passed]
 
 
 REJECTED_IN_KERNEL = "`import os` at the cell of _release_saved, line 4 is not allowed in graded code"
