@@ -343,12 +343,13 @@ class BackwardFunction(Node):
         raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                            f"(expected {expected}, got {len(result)})")
 
-    def __getattr__(self, name):
-        """``grad_fn._saved_self`` and friends, named as torch names them."""
-        names = type(self)._forward_cls.saved_names
-        if name.startswith("_saved_") and name[7:] in names:
-            return self._unpack(self._saved[names.index(name[7:])])
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+def _saved_attribute(index):
+    """``grad_fn._saved_self`` and friends: a property of the node's class per saved tensor, as torch's
+    nodes have. (Not ``__getattr__``: Python calls it when a property raises AttributeError, which
+    would hide an unpack hook's own AttributeError, read through ``saved_tensors`` too, behind "no
+    attribute".)"""
+    return property(lambda node: node._unpack(node._saved[index]))
 
 
 class _OutputInfo:
@@ -382,8 +383,9 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
+        saved = {f"_saved_{saved_name}": _saved_attribute(i) for i, saved_name in enumerate(cls.saved_names)}
         cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,),
-                                 {"_forward_cls": cls, "_node_name": name})
+                                 {"_forward_cls": cls, "_node_name": name, **saved})
         cls._separate_setup = cls.setup_context is not Function.setup_context
 
     @staticmethod
