@@ -231,7 +231,8 @@ def difference(name, expected, actual, raised=()):
 
 def raised_lines(error):
     """``error`` told in a few lines: its type and first line, then the last three lines it came
-    through that are neither torch's nor minigrad's (the learner's code, and the scenario's)."""
+    through that are neither torch's nor minigrad's nor the grader's run-time guards' (``guards``,
+    staged beside minigrad): the learner's code, and the scenario's."""
     try:
         text = str(error).splitlines()
     except Exception:  # noqa: BLE001 - a learner's exception whose __str__ fails is told by its type
@@ -239,9 +240,11 @@ def raised_lines(error):
     told = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
     if isinstance(error, NotImplementedError) and not text:
         told += " (a part not written yet)"
+    guards = sys.modules.get("guards")
+    not_theirs = _LIBRARIES + ((guards.__file__,) if guards else ())
     frames = [f"    in {frame.name}, line {frame.lineno}: {frame.line.strip()}"
               for frame in traceback.extract_tb(error.__traceback__)
-              if not frame.filename.startswith(_LIBRARIES) and frame.line]
+              if not frame.filename.startswith(not_theirs) and frame.line]
     return [f"  your code raised {told}", *frames[-3:]]
 
 

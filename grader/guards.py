@@ -23,7 +23,8 @@ run time against allowlists:
 - **classes**: a learner's class derives only from ``object``, the learner's own classes and the
   bases the exercise names (minigrad's ``Function``);
 - **builtins**: a short list (``BUILTINS``): no ``type``, ``vars``, ``open``, ``exec``, ...;
-  ``getattr``/``hasattr`` go through the same guard, ``str.format`` through a formatter that does.
+  ``getattr``/``hasattr`` go through the same guard, ``str.format`` through a formatter that does;
+  a builtin left out is a NameError that says so (``_Builtins``).
 
 A denied access is reported to the grader before anything else happens (``report``: the construct,
 the cell, the line), so no ``except`` in learner code can hide it; the grader ends the submission
@@ -260,7 +261,7 @@ class Guards:
 
         from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 
-        safe = {name: getattr(builtins, name) for name in BUILTINS}
+        safe = _Builtins({name: getattr(builtins, name) for name in BUILTINS})
         safe.update(getattr=self.getattr, hasattr=self.hasattr, __import__=self.import_,
                     __build_class__=builtins.__build_class__)
         return {"__builtins__": safe, "__name__": "graded", "__metaclass__": self.metaclass,
@@ -443,6 +444,20 @@ class Guards:
         for member in fromlist or ():
             self.getattr(module, member)
         return module if fromlist else importlib.import_module(top)
+
+
+class _Builtins(dict):
+    """Graded code's builtins. A builtin Python has that graded code may not use (``id``, ``type``) is
+    no typo: its NameError says so, as the grader words what graded code may not contain. Not a
+    denial: the name reaches nothing, it is an honest mistake that costs the checks that meet it. A
+    name graded code binds itself (``id = ...``, local or global) is found before the builtins."""
+
+    def __missing__(self, name):
+        import builtins
+
+        if hasattr(builtins, name):
+            raise NameError(f"the builtin `{name}` is not allowed in graded code", name=name)
+        raise KeyError(name)  # Python's own NameError: "name '...' is not defined"
 
 
 class _Print:

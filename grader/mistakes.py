@@ -114,7 +114,7 @@ MISTAKES = {
          "buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad",
          "buffer[input_nr] = grad", "test-shared-node"),
         ("ties broken by id(node)", "backprop", "heapq.heappush(ready, node)",
-         "heapq.heappush(ready, (-node._sequence_nr, id(node), node))", "test-order"),
+         "heapq.heappush(ready, (-node._sequence_nr(), id(node), node))", "test-order"),
         ("dependencies counted once per node", "compute_dependencies",
          "dependencies[next_node] = dependencies.get(next_node, 0) + 1", "dependencies[next_node] = 1",
          "test-dependencies"),
@@ -132,12 +132,12 @@ MISTAKES = {
          PUSH_POP.replace("heapq.heappush(ready, node)", "ready.append(node)").replace(
              "heapq.heappop(ready)", "ready.pop()"), "test-order"),
         ("oldest node first (the heap's order with the wrong sign)", "backprop", PUSH_POP,
-         PUSH_POP.replace("heapq.heappush(ready, node)", "heapq.heappush(ready, (node._sequence_nr, node))").replace(
+         PUSH_POP.replace("heapq.heappush(ready, node)", "heapq.heappush(ready, (node._sequence_nr(), node))").replace(
              "node = heapq.heappop(ready)", "_, node = heapq.heappop(ready)"), "test-order-hidden"),
         ("newest first, ties broken by arrival, not as torch's heap", "backprop", PUSH_POP,
          PUSH_POP.replace("heapq.heappush(ready, node)", "ready.append(node)").replace(
              "node = heapq.heappop(ready)",
-             "node = max(ready, key=lambda n: n._sequence_nr)\n        ready.remove(node)"), "test-order-hidden"),
+             "node = max(ready, key=lambda n: n._sequence_nr())\n        ready.remove(node)"), "test-order-hidden"),
         ("the roots' own edges not counted", "backprop",
          "    for node, _ in roots:\n        dependencies[node] = dependencies.get(node, 0) + 1\n", "",
          "test-seed-004"),

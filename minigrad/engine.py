@@ -22,10 +22,10 @@ from . import broadcast, grad_mode
 
 def runs_first(node, other):
     """The engine's order, torch's ``CompareNodeTaskTime``: of two ready nodes, the newer (higher
-    ``_sequence_nr``) runs first. Nodes compare with it (it is ``Node.__lt__``), so the ready queue
+    ``_sequence_nr()``) runs first. Nodes compare with it (it is ``Node.__lt__``), so the ready queue
     is a heap of the nodes themselves (smallest first), and nodes with equal numbers (two leaves'
     AccumulateGrad) come out of it in the order torch's binary heap gives them."""
-    return node._sequence_nr > other._sequence_nr
+    return node._sequence_nr() > other._sequence_nr()
 
 
 # BEGIN EXERCISE 2
@@ -57,7 +57,7 @@ def backprop(roots, root_grads, call):
     ``call(node, grads)`` runs a node on the list of gradients of its outputs and returns one
     gradient (or None) per edge in ``node.next_functions``. A node runs once the gradients from all
     edges pointing at it have been summed into its buffer; among ready nodes the one with the
-    highest ``_sequence_nr`` runs first.
+    highest ``_sequence_nr()`` runs first.
     """
     dependencies = compute_dependencies([node for node, _ in roots])
     for node, _ in roots:

@@ -19,7 +19,9 @@ from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIE
                             PackedTensor, SavedTensor, anomaly_hint, op_name, save, tensor_description)
 from .utils.hooks import RemovableHandle
 
-_sequence_nr = itertools.count()
+_sequence_numbers = itertools.count()
+UINT64_MAX = 2**64 - 1
+"""The sequence number of the nodes that run as soon as they are ready (AccumulateGrad, Error)."""
 
 
 class Node:
@@ -28,7 +30,7 @@ class Node:
     ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op,
     ``_input_shapes`` and ``_input_devices`` the shapes and devices those inputs had (torch's
     InputMetadata: the engine checks each gradient against them); the engine runs nodes
-    newest-first by ``_sequence_nr``, as torch's ready queue does.
+    newest-first by ``_sequence_nr()``, as torch's ready queue does.
     """
 
     next_functions = ()
@@ -41,8 +43,10 @@ class Node:
     """``register_prehook``'s and ``register_hook``'s hooks, in order."""
     _metadata = None
 
-    def __init__(self):
-        self._sequence_nr = next(_sequence_nr)
+    def __init__(self, sequence_nr=None):
+        """``sequence_nr``: the node's place in the engine's order; by default the next number, as
+        torch's ``Node()`` takes the next of its counter (``at::sequence_number::get_and_increment``)."""
+        self._sequence_number = next(_sequence_numbers) if sequence_nr is None else sequence_nr
         if grad_mode.anomaly.enabled:
             self.metadata["traceback_"] = traceback.format_stack()[:-2]
             parent = grad_mode._state.running_node
@@ -51,6 +55,10 @@ class Node:
 
     def name(self):
         return type(self).__name__
+
+    def _sequence_nr(self):
+        """The node's sequence number: made later, higher (torch's ``node._sequence_nr()``, a method)."""
+        return self._sequence_number
 
     @property
     def metadata(self):
@@ -112,7 +120,6 @@ class GraphRoot(Node):
 
     def __init__(self, roots):
         Node.__init__(self)
-        self._sequence_nr = sys.maxsize
         self.next_functions = tuple(roots)
 
     def name(self):
@@ -125,12 +132,11 @@ class GraphRoot(Node):
 class AccumulateGrad(Node):
     """The node behind a leaf: adds the incoming gradient into ``variable.grad``.
 
-    Its sequence number is the largest possible, so a ready AccumulateGrad runs first.
+    Its sequence number is the largest possible (torch's UINT64_MAX), so a ready AccumulateGrad runs first.
     """
 
     def __init__(self, variable):
-        Node.__init__(self)
-        self._sequence_nr = sys.maxsize
+        Node.__init__(self, UINT64_MAX)
         self.variable = variable
 
     def name(self):
@@ -337,12 +343,13 @@ class BackwardFunction(Node):
         raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                            f"(expected {expected}, got {len(result)})")
 
-    def __getattr__(self, name):
-        """``grad_fn._saved_self`` and friends, named as torch names them."""
-        names = type(self)._forward_cls.saved_names
-        if name.startswith("_saved_") and name[7:] in names:
-            return self._unpack(self._saved[names.index(name[7:])])
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+def _saved_attribute(index):
+    """``grad_fn._saved_self`` and friends: a property of the node's class per saved tensor, as torch's
+    nodes have. (Not ``__getattr__``: Python calls it when a property raises AttributeError, which
+    would hide an unpack hook's own AttributeError, read through ``saved_tensors`` too, behind "no
+    attribute".)"""
+    return property(lambda node: node._unpack(node._saved[index]))
 
 
 class _OutputInfo:
@@ -376,8 +383,9 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
+        saved = {f"_saved_{saved_name}": _saved_attribute(i) for i, saved_name in enumerate(cls.saved_names)}
         cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,),
-                                 {"_forward_cls": cls, "_node_name": name})
+                                 {"_forward_cls": cls, "_node_name": name, **saved})
         cls._separate_setup = cls.setup_context is not Function.setup_context
 
     @staticmethod
@@ -539,10 +547,12 @@ class _ForwardContext:
 class Error(Node):
     """A node that fails when backward reaches it (torch's Error, which its DelayedError makes): what
     ``once_differentiable`` puts behind the gradients it returns when someone could differentiate
-    them again. Its edges lead to those gradients, detached into leaves (None where there is none)."""
+    them again. Its edges lead to those gradients, detached into leaves (None where there is none).
+    Like AccumulateGrad it runs as soon as it is ready (torch's sequence number UINT64_MAX): to stop
+    the backward."""
 
     def __init__(self, message, edges):
-        Node.__init__(self)
+        Node.__init__(self, UINT64_MAX)
         self.message = message
         self.next_functions = tuple(edges)
 

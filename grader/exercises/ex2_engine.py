@@ -17,7 +17,7 @@
 #    - a node runs only once the gradients from all edges pointing at it have arrived, **summed**
 #      (a node shared by two paths runs once, with the sum); an edge that delivers `None` still
 #      counts as delivered;
-#    - among ready nodes the newest runs first (highest `node._sequence_nr`). Nodes with equal
+#    - among ready nodes the newest runs first (highest `node._sequence_nr()`). Nodes with equal
 #      numbers (two leaves' `AccumulateGrad`) come out in the order torch's ready queue, a binary
 #      heap, gives them: Python's `heapq` holding the nodes themselves gives the same order
 #      (`heapq.heappush(ready, node)`, `heapq.heappop(ready)`; nodes compare by

@@ -188,6 +188,37 @@ def test_hooks_on_non_leaves_fire_in_torchs_order(graph):
     assert_same(hook_order, graph, close=True)
 
 
+def sequence_numbers(torch):
+    """``node._sequence_nr()``, the number the engine orders by. Each library counts its own nodes (torch
+    per thread), so the numbers are compared by their differences; the nodes that run as soon as they
+    are ready, AccumulateGrad and once_differentiable's Error, have UINT64_MAX."""
+    class Doubled(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = torch.ones(2, requires_grad=True)
+    a = x * 2
+    b = a.exp()
+    c = Doubled.apply(x)
+    (grad,) = torch.autograd.grad((c * c).sum(), x, create_graph=True)
+    numbers = {"a": a.grad_fn._sequence_nr(), "b": b.grad_fn._sequence_nr(), "c": c.grad_fn._sequence_nr()}
+    return {"b newer than a, c than b": [numbers["b"] - numbers["a"], numbers["c"] - numbers["b"]],
+            "AccumulateGrad": a.grad_fn.next_functions[0][0]._sequence_nr(),
+            "once_differentiable's Error": (grad.grad_fn.name(), grad.grad_fn._sequence_nr())}
+
+
+def test_sequence_nr_is_a_method_with_torchs_numbers():
+    expected, actual = both(sequence_numbers)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected["b newer than a, c than b"] == [1, 1] and expected["AccumulateGrad"] == 2**64 - 1
+
+
 # --- hooks and retain_grad -----------------------------------------------------------------------
 
 HOOK_CASES = {

@@ -63,6 +63,44 @@ def test_unpack_must_give_a_tensor():
     assert_same(unpack_must_give_a_tensor)
 
 
+READS_OF_A_SAVED_TENSOR = {
+    "grad_fn._saved_self": lambda product, custom: product.grad_fn._saved_self,
+    "backward": lambda product, custom: product.sum().backward(),
+    "a custom Function's ctx.saved_tensors": lambda product, custom: custom.grad_fn.saved_tensors,
+    "a custom Function's backward": lambda product, custom: custom.sum().backward(),
+}
+
+
+def unpack_raises_attribute_error(torch, read):
+    """An unpack hook that raises AttributeError: its own error reaches whoever read the saved tensor,
+    not a "no attribute" about the node (what a ``__getattr__`` fallback would make of it)."""
+    def unpack(packed):
+        raise AttributeError("the unpack hook's own error")
+
+    class Scaled(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        product, custom = x * x, Scaled.apply(x)
+    READS_OF_A_SAVED_TENSOR[read](product, custom)
+
+
+@pytest.mark.parametrize("read", READS_OF_A_SAVED_TENSOR)
+def test_an_unpack_hooks_attribute_error_is_its_own(read):
+    expected, actual = both(unpack_raises_attribute_error, read)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert expected == ("error", "AttributeError", "the unpack hook's own error")
+
+
 def inner_hooks_win(torch):
     seen = []
     x = torch.tensor([1.0, 2.0], requires_grad=True)

@@ -134,6 +134,49 @@ def test_an_honest_mistake_is_graded_not_flagged(exercise):
     assert any("AttributeError" in why for _, why in results.values())
 
 
+NOT_ALLOWED_BUILTIN = "NameError: the builtin `id` is not allowed in graded code"
+
+
+def test_a_builtin_graded_code_may_not_use_is_a_name_error_that_says_so(exercise):
+    """``id`` is left out of graded code's builtins: calling it is an honest mistake, graded (not
+    flagged), whose NameError says why the name is missing, not that it does not exist; the report
+    shows the learner's line, not the guard's."""
+    results = grade(exercise, {PART: release_saved("key = id(self)")})
+    told = [why for passed, why in results.values() if not passed and "your code raised" in why]
+    assert told and all(f"your code raised {NOT_ALLOWED_BUILTIN}\n" in why for why in told), told
+    assert all(why.endswith("\n    in _release_saved, line 2: key = id(self)") for why in told), told
+
+
+@pytest.mark.parametrize("cell", [release_saved("id = len\nkey = id(self._saved)"),
+                                  "def id(node):\n    return 0\n\n\n" + release_saved("key = id(self)")],
+                         ids=["a local", "a global of the cell"])
+def test_a_name_graded_code_binds_itself_is_not_the_builtin(exercise, cell):
+    assert all(passed for passed, _ in grade(exercise, {PART: cell}).values())
+
+
+def test_validate_says_a_builtin_is_not_allowed_as_grading_does(tmp_path, monkeypatch):
+    """``graded(...)`` remakes a learner's cell under the same guards in their kernel (with the grader's
+    checks staged beside minigrad as top-level modules, loaded here the same way)."""
+    import importlib.util
+    import sys
+
+    from coursekit.testing import graded
+
+    for name in ("graded_code", "guards"):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "grader" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        monkeypatch.setitem(sys.modules, name, module)
+    cell = tmp_path / "cell.py"
+    cell.write_text("def key(node):\n    return id(node)\n\n\ndef own_key(node):\n    id = len\n    return id(node)\n")
+    learner = {}
+    exec(compile(cell.read_text(), str(cell), "exec"), learner)  # noqa: S102 - as the kernel runs the cell
+    with pytest.raises(NameError) as raised:
+        graded(learner["key"])([1, 2])
+    assert f"{type(raised.value).__name__}: {raised.value}" == NOT_ALLOWED_BUILTIN
+    assert graded(learner["own_key"])([1, 2]) == 2
+
+
 def test_validate_names_a_denied_construct_as_grading_does(tmp_path):
     """``graded(...)`` in the plug cells remakes the learner's definitions under the same guards in
     their kernel (guards.py is staged beside the exercise's minigrad), so Validate says what grading
