@@ -745,8 +745,8 @@ DESIGNS = {
          "    entries = []\n    for saved in self._saved:\n        entries.append(None if saved is None else Freed)\n"
          "    self._saved = tuple(entries)"),
         ("a freed entry is a class of the learner's own; _unpack checks it first", "BackwardFunction-_unpack",
-         "    if saved is None:\n        return None\n    if saved is _FREED:\n        raise RuntimeError(ERR_BACKWARD_TWICE)\n"
-         "    return saved.unpack(self)",
+         "    if saved is None:\n        return None\n"
+         "    if saved is _FREED:\n        raise RuntimeError(ERR_BACKWARD_TWICE)\n    return saved.unpack(self)",
          "    if saved is Freed:\n        raise RuntimeError(ERR_BACKWARD_TWICE)\n"
          "    return None if saved is None else saved.unpack(self)"),
     ],
