@@ -19,9 +19,11 @@ run time against allowlists:
   exception shows only ``args``, as plain data; functions, frames, code, generators show nothing;
 - **writes**: attributes of the learner's own objects and of a ``ctx``, then only the (class,
   attribute) pairs the exercise's part must set (``POLICIES``: ``_State.grad_enabled`` in exercise
-  5, ...), never of a module or a class; items of lists, dicts and tensors;
+  5, ...), and, on the objects a part keeps its own record on (``records``: a grad mode, a
+  checkpoint's frame), attributes of the learner's naming that their class does not define; never
+  of a module or a class; items of lists, dicts and tensors;
 - **classes**: a learner's class derives only from ``object``, the learner's own classes and the
-  bases the exercise names (minigrad's ``Function``);
+  bases the exercise names (minigrad's ``Function``; in exercise 8, ``Exception``);
 - **builtins**: a short list (``BUILTINS``): no ``type``, ``vars``, ``open``, ``exec``, ...;
   ``getattr``/``hasattr`` go through the same guard, ``str.format`` through a formatter that does;
   a builtin left out is a NameError that says so (``_Builtins``).
@@ -57,13 +59,22 @@ POLICIES = {
                                   ("minigrad.grad_mode._Mode", "_was_grad_enabled"),
                                   ("minigrad.grad_mode._Mode", "_was_inference"),
                                   ("minigrad.tensor.Tensor", "_version_counter"),
-                                  ("minigrad.tensor.Tensor", "_is_inference")]},
+                                  ("minigrad.tensor.Tensor", "_is_inference")],
+                       "records": ["minigrad.grad_mode._Mode"]},
     "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")]},
     "ex8_checkpoint": {"writes": [("minigrad.utils.checkpoint._Holder", "value")],
+                       "records": ["minigrad.utils.checkpoint._Frame"],
+                       "bases": ["builtins.Exception"],
                        "torch": ["random", "random.fork_rng"]},
     "ex9_gpu_kernel": {"modules": ["triton", "triton.language"]},
 }
-"""What each exercise's parts need beyond the common policy: attributes they must set, torch members."""
+"""What each exercise's parts need beyond the common policy: attributes they must set (``writes``);
+the classes whose objects a part keeps its own record on (``records``: an object of one may take
+attributes of the learner's naming that its class does not define, so that what a part remembers,
+and under which name, is the learner's design, while the class's own attributes and methods stay
+minigrad's; a grad mode's ``_args``, a frame's ``pack``); bases a learner's class may derive from
+besides ``BASES`` (``bases``: exercise 8's early stop may be an exception of the learner's own);
+torch members."""
 
 BASES = ("minigrad.function.Function",)
 """The classes graded code may derive from, besides ``object`` and its own."""
@@ -249,7 +260,8 @@ class Guards:
             return getattr(importlib.import_module(module), name)
 
         self._writes = [(resolve(cls), name) for cls, name in policy.get("writes", [])]
-        self._bases = tuple(resolve(name) for name in BASES)
+        self._records = tuple(resolve(cls) for cls in policy.get("records", []))
+        self._bases = tuple(resolve(name) for name in (*BASES, *policy.get("bases", [])))
         self._learner_classes = set()
         self._ctx_types = (resolve("minigrad.function.BackwardFunction"), resolve("minigrad.function._ForwardContext"))
         self._tensor_types = (torch.Tensor, torch.nn.Parameter)
@@ -407,6 +419,9 @@ class Guards:
             return True
         if isinstance(obj, self._ctx_types) and not name.startswith("_"):
             return True
+        if self._records and not isinstance(obj, type) and isinstance(obj, self._records) \
+                and not _defined_by(type(obj), name):
+            return True  # a record of the learner's own on an object its part keeps one on
         # a class only for an attribute the part sets (a mistake such as ``_Mode._was_grad_enabled = ...``)
         return any(name == attribute and (issubclass(obj, cls) if isinstance(obj, type) else isinstance(obj, cls))
                    for cls, attribute in self._writes)
@@ -524,6 +539,18 @@ class _GuardedFormatter(string.Formatter):
         for is_attribute, key in rest:
             obj = self._guards.getattr(obj, key) if is_attribute else self._guards.getitem(obj, key)
         return obj, first
+
+
+def _defined_by(cls, name):
+    """Whether ``cls`` (or a base, or its metaclass) defines ``name``: looked up without running any of
+    its code (``inspect.getattr_static``)."""
+    import inspect
+
+    try:
+        inspect.getattr_static(cls, name)
+    except AttributeError:
+        return False
+    return True
 
 
 def _describe(obj):

@@ -30,10 +30,8 @@ def runs_first(node, other):
 
 # BEGIN EXERCISE 2
 def compute_dependencies(root_nodes):
-    """How many edges point at each node reachable from ``root_nodes``.
-
-    Walk the graph with an explicit stack, not recursion: a chain of a million nodes must work.
-    """
+    """How many edges point at each node reachable from ``root_nodes`` (a node no edge points at is
+    not there). A chain far deeper than Python's recursion limit (a million nodes) must work."""
     dependencies = {}
     stack = list(root_nodes)
     seen = set(stack)
@@ -54,10 +52,12 @@ def compute_dependencies(root_nodes):
 def backprop(roots, root_grads, call):
     """Send ``root_grads`` into the edges ``roots`` and run every node they reach, once, in torch's order.
 
-    ``call(node, grads)`` runs a node on the list of gradients of its outputs and returns one
-    gradient (or None) per edge in ``node.next_functions``. A node runs once the gradients from all
-    edges pointing at it have been summed into its buffer; among ready nodes the one with the
-    highest ``_sequence_nr()`` runs first.
+    ``call(node, grads)`` runs a node on a list of the gradients of its outputs (one per
+    ``input_nr``, None where none arrived; it may take them out of the list: the engine keeps no
+    reference to it) and returns one gradient (or None) per edge in ``node.next_functions``. A node
+    runs once the gradients from all edges pointing at it have arrived, summed; among ready nodes
+    the newest (highest ``_sequence_nr()``) runs first, and nodes with equal numbers in the order of
+    torch's ready queue, a binary heap ordered by ``runs_first``.
     """
     dependencies = compute_dependencies([node for node, _ in roots])
     for node, _ in roots:

@@ -301,8 +301,9 @@ class BackwardFunction(Node):
 
     # BEGIN EXERCISE 3
     def _release_saved(self):
-        """Free what the node saved (the engine calls this after running it, unless retain_graph):
-        each saved entry becomes ``_FREED``; entries that were never saved stay None."""
+        """Free what the node saved (the engine calls this after running it, unless retain_graph): no
+        entry holds a SavedTensor any more, and ``_unpack`` tells a freed entry from one that was
+        never saved (None, which stays None); one entry per place, as before."""
         if self._saved:
             self._saved = tuple(None if s is None else _FREED for s in self._saved)
     # END EXERCISE 3

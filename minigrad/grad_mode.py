@@ -62,8 +62,8 @@ class _Mode:
 
     # BEGIN EXERCISE 5
     def _enter(self):
-        """Remember the modes in force (on ``self``: this mode's own record, so modes nest), then
-        switch to this one with ``self._set()``."""
+        """Switch to this mode (``self._set()``), so that ``_exit`` can put back the modes in force
+        now: each mode object its own, so that blocks nest."""
         self._was_grad_enabled = _state.grad_enabled
         # BEGIN NEW IN EXERCISE 5
         self._was_inference = _state.inference

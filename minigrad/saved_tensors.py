@@ -70,11 +70,9 @@ class SavedTensor:
 
     # BEGIN EXERCISE 4
     def _raise_modified(self, node):
-        """torch's error for a saved tensor edited in place (``ERR_MODIFIED``). It describes the
-        tensor (``tensor_description(data)``) and, when it has one, the node that produced it
-        (``op_name``), as it is now: for a saved output of ``node`` (``self.tensor`` is None:
-        ``self.data``, ``self.output_nr``), ``node`` itself; for a saved input, its current grad_fn
-        and output_nr (a leaf has none). Then its version now, and the version it had when saved."""
+        """torch's error for a saved tensor edited in place (``ERR_MODIFIED``), in torch's words: the
+        tensor as torch describes it, with the op that produced it as it is now (a leaf has none; a
+        saved output of ``node`` was produced by ``node``), its version now, the version saved."""
         if self.tensor is None:
             data, producer, output_nr = self.data, node, self.output_nr
         else:

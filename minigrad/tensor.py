@@ -374,9 +374,10 @@ class Tensor(TensorOps):
         being its kernel on storage. Autograd records the edit when grad mode is on and self or a
         tensor among ``args`` requires grad; otherwise it is a plain edit (``_mutate``). A recorded
         edit of a leaf that requires grad, or of a view of one, is refused (torch's errors): the
-        leaf would take a grad_fn and stop being the leaf whose gradient you asked for (a view made
-        under no_grad is refused first, by ``views.check_inplace``). After the recorded edit the
-        version goes up by one, as after a plain edit."""
+        leaf would take a grad_fn and stop being the leaf whose gradient you asked for; so is one of
+        a view made under no_grad, with that error when two apply (``views.check_inplace``). A
+        recorded edit is recorded (``_record_inplace``), and the version goes up by one, as after a
+        plain edit."""
         recording = grad_mode._state.grad_enabled and (
             self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
         if not recording:
@@ -414,10 +415,10 @@ class Tensor(TensorOps):
     # BEGIN EXERCISE 4
     def _mutate(self, storage_op, *args):
         """Edit the storage in place where autograd records nothing (grad mode off, or nothing
-        requires grad; optimizers' updates, nn.init): run the kernel, then bump the version (after
-        the kernel, as torch: an edit that fails changes nothing). An inference tensor has no
-        version counter: editing it is refused outside inference mode (after the kernel, as torch:
-        the values have changed when it raises)."""
+        requires grad; optimizers' updates, nn.init): ``storage_op(self._data, *args)`` edits it,
+        and the version goes up by one (as in torch, an edit whose kernel fails changes nothing).
+        An inference tensor has no version counter: editing it is refused outside inference mode
+        (as in torch, the values have changed when it raises)."""
         storage_op(self._data, *args)
         # BEGIN NEW IN EXERCISE 4
         if self._version_counter is None:

@@ -76,6 +76,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # The setup gives two helpers: `_normalize_dims(dim, a.dim())` turns `dim` (an int, a negative int
 # or a tuple) into a tuple of non-negative ints, and `_keep_dims(grad, dims, keepdim)` puts the
 # summed dims back as size 1 (it does nothing when `keepdim` was true: they are there already).
+# (Or keep `a`'s shape with 1 in the summed dims, and `reshape` `grad` to it before the `expand`.)
 #
 # </details>
 #
@@ -116,8 +117,8 @@ check("a.sum((-3, 1), keepdim=True)", sum_graph, (2, 3, 4), (-3, 1), True)
 # Broadcasting makes a `(3,)` tensor act as `(2, 3)`. Its gradient must come back as `(3,)`.
 # `sum_to(grad, shape)` does that reduction, as torch's `grad.sum_to_size(shape)`: the engine calls
 # it on each gradient a node returns shaped like a broadcast of its input. Keep the result
-# differentiable: use minigrad ops on `grad` (`grad.sum(dims, keepdim=...)`, which runs your
-# `SumDim`), not its storage.
+# differentiable: compute it with minigrad ops on `grad`, not on its storage (a gradient may itself
+# require grad).
 #
 # **Open:** how you find the dimensions to sum, and in how many sums you do it.
 #
@@ -133,7 +134,8 @@ check("a.sum((-3, 1), keepdim=True)", sum_graph, (2, 3, 4), (-3, 1), True)
 # Two kinds of dims were made by broadcasting. Leading dims it added (`grad` has more dims than
 # `shape`): sum them away. Dims where `shape` has 1 and `grad` does not: sum them with
 # `keepdim=True`, so that they stay, as size 1. When the shapes are already equal, return `grad`
-# as it is.
+# as it is. `grad.sum(dims, keepdim=...)` is a minigrad op (your `SumDim`). (Or sum both kinds at
+# once, with `keepdim=True`, then `reshape` to `shape`.)
 #
 # </details>
 #
@@ -343,8 +345,8 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 # ## Part 5 — `Mm`
 # `y = a @ b` for two matrices, torch's `MmBackward0`. It saves `_saved_self` (the first tensor
 # given to `ctx.save_for_backward`) and `_saved_mat2` (the second), each or `None`, as torch does.
-# The gradient for `b` must come out laid out like `b` (its strides are compared): the setup gives
-# `mat2_grad(grad, a, b_strides)` for that.
+# The gradient for `b` must come out laid out like `b` (its strides are compared): for
+# `x @ weight.t()`, as `nn.Linear` computes it, `weight.grad` then comes out contiguous, as in torch.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -357,8 +359,9 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 #
 # `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`: save like `Mul`. For `grad_b`,
 # keep `b`'s strides from `forward` (`b._data.stride()`) as a `ctx` attribute and call
-# `mat2_grad(grad, a, strides)`: it computes `a.T @ grad` laid out like `b`. For `nn.Linear`, `b`
-# is `weight.t()`, and this keeps `weight.grad` contiguous, as torch does.
+# `mat2_grad(grad, a, strides)`, given in the setup: it computes `a.T @ grad` laid out like `b`
+# (for a transposed `b`, as `(grad.T @ a).T`). For `nn.Linear`, `b` is `weight.t()`, and this keeps
+# `weight.grad` contiguous, as torch does.
 #
 # </details>
 #

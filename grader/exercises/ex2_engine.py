@@ -18,19 +18,20 @@
 #      (a node shared by two paths runs once, with the sum); an edge that delivers `None` still
 #      counts as delivered;
 #    - among ready nodes the newest runs first (highest `node._sequence_nr()`). Nodes with equal
-#      numbers (two leaves' `AccumulateGrad`) come out in the order torch's ready queue, a binary
-#      heap, gives them: Python's `heapq` holding the nodes themselves gives the same order
-#      (`heapq.heappush(ready, node)`, `heapq.heappop(ready)`; nodes compare by
-#      `minigrad.engine.runs_first`, which is `Node.__lt__`: the newer one first). Breaking ties
-#      yourself, by `id(node)` (an order that changes from run to run) or by arrival (another order
-#      once four or more are ready together), makes torch's hooks fire in a different order than yours;
+#      numbers (leaves' `AccumulateGrad` nodes ready together) run in the order torch's ready queue
+#      gives them: that queue is a binary heap ordered by `minigrad.engine.runs_first` (which is
+#      how nodes compare, `Node.__lt__`), and with four or more ties its order is neither the order
+#      they became ready in nor its reverse. The hooks on those leaves fire in that order;
 #    - what a node returns goes on along `node.next_functions`, one gradient per edge.
 #
 # `call(node, grads)` is given: it runs hooks, calls the node, frees what it saved (that part is
 # exercise 3; here nothing is freed yet) and returns one gradient (or `None`) per edge. `grads` is
-# the list of gradients of the node's outputs, one slot per `input_nr`. Edges look like
-# `(node, input_nr)`; `node` is `None` for inputs that need no gradient, and `input_nr` says which
-# of the next node's outputs the gradient belongs to (always 0 in this course's ops).
+# a list of the gradients of the node's outputs, one slot per `input_nr` (`None` where none
+# arrived). `call` may take a gradient out of that list: give it a list your engine keeps no
+# reference to (an `AccumulateGrad` that holds the last reference to a gradient keeps that very
+# tensor as `.grad`, as torch does). Edges look like `(node, input_nr)`; `node` is `None` for inputs
+# that need no gradient, and `input_nr` says which of the next node's outputs the gradient belongs
+# to (always 0 in this course's ops).
 #
 # The graded checks run whole scenarios through `backward()` with your engine and compare with
 # PyTorch: the edge counts of a small graph and of a 20,000-node chain; the tutorial's first example
@@ -40,10 +41,10 @@
 # other; the order in which tensor hooks fire (independent branches, two leaves ready at once, many
 # leaves ready at the same moments); and a chain of 2,500 nodes.
 #
-# **Open:** how you walk the graph in `compute_dependencies` (a stack or a queue, one pass or
-# two); in `backprop`, how you keep the gradients that arrive for each node and how you tell that a
-# node is ready. The order in which ready nodes run is torch's, not a choice. Each part has three
-# hints, folded: open them one at a time, only when you need them.
+# **Open:** how you walk the graph in `compute_dependencies`; in `backprop`, how you keep the
+# gradients that arrive for each node, how you tell that a node is ready, and what holds the ready
+# nodes. The order in which ready nodes run is torch's, not a choice. Each part has three hints,
+# folded: open them one at a time, only when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -62,7 +63,8 @@ from coursekit.testing import check, graded
 # ## Part 1 — `compute_dependencies`
 # Return `{node: number of edges pointing at it}` for the nodes below `root_nodes`. A node that no
 # edge points at (a root that nothing else reaches) is not in the dict: `backprop` adds the roots'
-# own edges itself. Skip edges whose node is `None`. No recursion.
+# own edges itself. Edges whose node is `None` point at nothing. It must work on a chain far deeper
+# than Python's recursion limit.
 #
 # **Open:** the order of your walk, and what you use to walk.
 #
@@ -77,7 +79,8 @@ from coursekit.testing import check, graded
 #
 # Keep the nodes still to visit in a list you push and pop (a stack), not in Python's call stack;
 # keep a set of the nodes already pushed. For each node you take out, count each of its edges;
-# push the next node only the first time you see it.
+# push the next node only the first time you see it. (A queue, `collections.deque`, walks as well;
+# so do two passes: first every node, then their edges.)
 #
 # </details>
 #
@@ -138,11 +141,12 @@ check("dependencies of a 20,000-node chain", long_chain_dependencies)
 # %% markdown
 # ## Part 2 — `backprop`
 # Send `root_grads` into the edges `roots`, then run each reachable node once, when all of its
-# gradients have arrived and been summed, newest first, with the tie order of torch's heap (see
-# the contract above). Pass what `call(node, grads)` returns on along `node.next_functions`.
+# gradients have arrived and been summed, in torch's order: newest first, ties as torch's ready
+# queue orders them (see the contract above). Pass what `call(node, grads)` returns on along
+# `node.next_functions`.
 #
-# **Open:** how you keep the gradients that arrive for a node (one slot per `input_nr`), and how
-# you know that a node has all of them.
+# **Open:** how you keep the gradients that arrive for a node (one slot per `input_nr`), how you
+# know that a node has all of them, and what holds the nodes that are ready.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -158,11 +162,14 @@ check("dependencies of a 20,000-node chain", long_chain_dependencies)
 # to what is there). Keep a buffer per node, a list with one slot per `input_nr`, where arriving
 # gradients are summed. One helper delivers gradients along edges: skip an edge whose node is
 # `None`; sum a gradient that is not `None` into its slot; count the edge as delivered even when its
-# gradient is `None`; when a count reaches zero, push the node on the heap. Deliver the root
-# gradients into the roots, then, while the heap is not empty, pop a node, hand its buffer to
-# `call`, and deliver what `call` returns along `node.next_functions`. Hand the buffer over and keep
-# no reference to it (pop it out of your dict): a node that then holds the last reference to a
-# gradient (`AccumulateGrad`) may keep it instead of copying it.
+# gradient is `None`; when a count reaches zero, the node is ready. Keep the ready nodes in a heap:
+# Python's `heapq` holding the nodes themselves (they compare by `runs_first`) pops them in torch's
+# order, ties included, since it is the same kind of heap as torch's; so does a heap of
+# `(-node._sequence_nr(), node)` pairs (equal numbers fall back to comparing the nodes). A tie-break of
+# your own, by `id(node)` or by arrival, gives another order. Deliver the root gradients into the
+# roots, then, while the heap is not empty, pop a node, hand its buffer to `call`, and deliver what
+# `call` returns along `node.next_functions`. Hand the buffer over and keep no reference to it (pop
+# it out of your dict).
 #
 # </details>
 #

@@ -19,12 +19,15 @@
 # 1. `BackwardFunction._release_saved(self)` (the class of every op's node): free what the node
 #    saved. `self._saved` is a tuple with one entry per tensor given to `save_for_backward`: `None`
 #    (nothing was saved there) or a `SavedTensor`.
-# 2. `run_node(node, grads, retain_graph)`, in the engine: run the node (`node.apply(grads)`), check
-#    what it returned (`validate_outputs(node, ...)`, which gives the checked gradients), free what
-#    it saved unless `retain_graph`, and return the checked gradients.
+# 2. `run_node(node, grads, retain_graph)`, in the engine: run the node (`node.apply(grads)`), and
+#    return its gradients, one per edge, checked as torch's engine checks them (a gradient shaped
+#    like a broadcast of its input comes back summed to the input's shape: `validate_outputs(node,
+#    gradients)`, given, does that and returns them); unless `retain_graph`, the node's saved
+#    tensors are freed once it has run.
 # 3. `BackwardFunction._unpack(self, saved)`: turn one entry of `_saved` back into a tensor, for
 #    `ctx.saved_tensors` and `grad_fn._saved_*`: `None` for `None`, torch's error for a freed entry,
-#    `saved.unpack(self)` for a `SavedTensor` (exercise 4 adds its version check).
+#    and for a `SavedTensor` what `saved.unpack(self)` gives (exercise 4 puts the version check
+#    there, so `_unpack` must go through it).
 #
 # The graded checks re-run the forum threads' scenarios with PyTorch and with your minigrad: a
 # second backward, and `retain_graph=True` making it work (gradients add up), then a third one
@@ -38,12 +41,11 @@
 # `create_graph`. An error must be of torch's type everywhere; its wording is graded once, in
 # `test-error-message`.
 #
-# **Open:** how a freed entry looks. The setup gives `_FREED`, a marker made for it, but any value
-# that your `_unpack` tells apart from `None` and from a `SavedTensor` will do, and the order of
-# the checks in `_unpack` is yours. What is fixed: `_release_saved` lets go of every `SavedTensor`
-# (that is the memory freed), keeps `None` entries `None`, and keeps one entry per place
-# (`_saved_self` reads its entry by position). Of a node's private attributes, the grader lets
-# your code set `_saved` only. Each part has three hints, folded: open them one at a time, only
+# **Open:** how a freed entry looks (anything your `_unpack` tells apart from `None` and from a
+# `SavedTensor`), and the order of the checks in `_unpack`. What is fixed: `_release_saved` lets go
+# of every `SavedTensor` (that is the memory freed), keeps `None` entries `None`, and keeps one entry
+# per place (`_saved_self` reads its entry by position). Of a node's private attributes, the grader
+# lets your code set `_saved` only. Each part has three hints, folded: open them one at a time, only
 # when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
@@ -73,9 +75,10 @@ from coursekit.testing import check, graded, outcome
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# Build a new tuple, entry by entry: `None` stays `None`; a `SavedTensor` becomes a marker
-# (`_FREED`, or one of your own that `_unpack` knows). Assign it to `self._saved`. A node that
-# saved nothing has an empty tuple: nothing to do.
+# Build a new tuple, entry by entry: `None` stays `None`; a `SavedTensor` becomes a marker. The
+# setup gives `_FREED`, an object made for that; one of your own works as well (a class of your
+# own, say, defined in the same cell), as long as `_unpack` knows it. Assign the tuple to
+# `self._saved`. A node that saved nothing has an empty tuple: nothing to do.
 #
 # </details>
 #
@@ -138,9 +141,9 @@ minigrad.engine.run_node = run_node
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# Compare by identity (`is`): `saved is None`, `saved is _FREED` (or your own marker). Anything
-# else is a `SavedTensor`: hand it the node, `saved.unpack(self)`, which gives the tensor back
-# (and, from exercise 4 on, checks its version first).
+# Compare by identity (`is`): `saved is None`, `saved is _FREED` (or your own marker), in either
+# order. Anything else is a `SavedTensor`: hand it the node, `saved.unpack(self)`, which gives the
+# tensor back (and, from exercise 4 on, checks its version first).
 #
 # </details>
 #

@@ -22,14 +22,20 @@
 #   when you read `grad_fn._saved_*`): `RuntimeError` with torch's message, `ERR_MODIFIED`, which
 #   names the tensor, the op that produced it (if any), the version now and the version saved.
 #   Versions are compared, not values: an edit undone is still two edits;
-# - an in-place edit that autograd would record is refused on a leaf that requires grad
-#   (`ERR_LEAF_INPLACE`) and on a view of one (`ERR_VIEW_OF_LEAF_INPLACE`); before either, a view
-#   made under `no_grad` is refused (`views.check_inplace`). A refused edit changes nothing.
+# - autograd records an in-place edit when grad mode is on and the tensor or a tensor among the
+#   op's arguments requires grad. A recorded edit is refused on a leaf that requires grad
+#   (`ERR_LEAF_INPLACE`), on a view of one (`ERR_VIEW_OF_LEAF_INPLACE`), and on a view made under
+#   `no_grad` (torch's message for that, which `views.check_inplace(view)` raises). When two apply,
+#   torch's error is the view's: a view made under `no_grad` gets that message even if it is itself
+#   a leaf that requires grad. An edit autograd does not record is refused for none of these
+#   reasons. A refused edit changes nothing.
 #
 # You write, keeping each stub's signature and docstring: `Tensor._mutate(self, storage_op, *args)`
-# (the edit autograd does not record), `SavedTensor.unpack(self, node)` and
-# `SavedTensor._raise_modified(self, node)` (the saved-version check and its error), and
-# `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: the leaf check).
+# (the edit autograd does not record; optimizers, `nn.init` and gradient clipping call it too),
+# `SavedTensor.unpack(self, node)` (how every node's backward and `grad_fn._saved_*` get a saved
+# tensor back: where the version check belongs) and `SavedTensor._raise_modified(self, node)` (its
+# error), and `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: recorded or
+# not, refused or not).
 # `Tensor.detach` is given: a new tensor on the same storage, with no history, sharing `self`'s
 # counter, so that editing the detached tensor is an edit the graph sees (you write it in
 # exercise 5). Of minigrad's objects, the grader lets your code set only a counter's `version`.
@@ -49,8 +55,9 @@
 #
 # **Open:** how `_raise_modified` finds what the message names and puts it together (the words
 # are torch's, compared word for word), and how `_inplace` decides that autograd records the edit
-# and lays out its checks in code. Which error wins when two apply is torch's order, and is graded.
-# Each part has three hints, folded: open them one at a time, only when you need them.
+# and lays out its checks in code: any layout that refuses the same edits with the same errors
+# passes (which error wins when two apply is torch's, and graded). Each part has three hints,
+# folded: open them one at a time, only when you need them.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -70,8 +77,9 @@ from coursekit.testing import check, graded, outcome
 # ## Part 1 — the version bump: `_mutate`
 # `Tensor._mutate(self, storage_op, *args)` is the in-place edit autograd does not record (grad
 # mode off, or nothing requires grad: optimizers' updates and `nn.init` go through it).
-# `storage_op(self._data, *args)` is the kernel that edits the storage. Bump the version, and
-# return `self`. An inference tensor has no counter: outside inference mode
+# `storage_op(self._data, *args)` is the kernel that edits the storage. The version goes up by one
+# (an edit whose kernel fails changes nothing, its version included); return `self`. An inference
+# tensor has no counter: outside inference mode
 # (`grad_mode.is_inference_mode_enabled()` is false) editing it raises
 # `RuntimeError(ERR_INFERENCE_INPLACE)`; inside, the edit is all. (Inference tensors come with
 # exercise 5's `inference_mode`: until you write it no check can make one, so this exercise grades
@@ -109,9 +117,10 @@ Tensor._mutate = _mutate
 # %% markdown
 # ## Part 2 — the saved-version check: `unpack` and `_raise_modified`
 # `SavedTensor.unpack(self, node)` hands a saved tensor to `node`'s backward (and to
-# `grad_fn._saved_*`). If the counter's number is no longer the one saved, `_raise_modified(node)`
-# raises; otherwise return `self.tensor`, or, when it is `None` (the tensor was an output of
-# `node`, saved without it to avoid a cycle), `self._output(node)`, which rebuilds it.
+# `grad_fn._saved_*`). A tensor edited in place since it was saved is refused with torch's error
+# (`_raise_modified(node)` raises it); otherwise the tensor itself: `self.tensor`, or, when that is
+# `None` (the tensor was an output of `node`, saved without it to avoid a cycle), the output
+# rebuilt, which the given `self._output(node)` does.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -184,9 +193,18 @@ SavedTensor._raise_modified = _raise_modified
 # ## Part 3 — the leaf check: `_inplace`
 # `Tensor._inplace(self, function, storage_op, *args)` runs every in-place op (`add_`, `mul_`,
 # `+=`, `x[i] = v`, ...): `function` is the op autograd records, `storage_op` its kernel on
-# storage. An edit autograd does not record is a plain `_mutate`. A recorded edit passes torch's
-# checks, in torch's order, then `self._record_inplace(function, *args)` records it, and the
-# version goes up by one, as after a plain edit. Return `self`.
+# storage. Return `self`. What torch does:
+#
+# - an edit autograd does not record (see the contract) is a plain edit: `_mutate`, on storage;
+# - a recorded edit of a leaf that requires grad, of a view of one, or of a view made under
+#   `no_grad` is refused, with the errors of the contract (the view's when two apply), and changes
+#   nothing;
+# - any other recorded edit is recorded by `self._record_inplace(function, *args)` (given: it
+#   applies `function` and moves the tensor onto the new node), then the version goes up by one,
+#   as after a plain edit.
+#
+# The checks include a view made under `no_grad` that then became a leaf requiring grad, and a
+# view of a leaf edited under `no_grad` (not recorded: allowed).
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -197,13 +215,15 @@ SavedTensor._raise_modified = _raise_modified
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# Autograd records the edit when grad mode is on (`grad_mode._state.grad_enabled`) and `self` or a
-# tensor among `args` requires grad. Otherwise, `_mutate` on storage: pass each tensor argument's
-# `_data`, other arguments as they are. A recorded edit would give a leaf a `grad_fn`, and it would
-# stop being the leaf whose gradient you asked for: refuse it. A leaf that requires grad is one
-# with `_requires_grad` set and no `grad_fn`. When `self` is a view (`self._view` is not `None`),
-# the view checks come first: `views.check_inplace(self)` (a view made under `no_grad`), then its
-# base `self._view.base` being a leaf that requires grad. Then `self` itself.
+# Decide first whether autograd records the edit: grad mode on (`grad_mode._state.grad_enabled`)
+# and `self` or a tensor among `args` requires grad. If not, `_mutate` on storage: pass each tensor
+# argument's `_data`, other arguments as they are. A recorded edit would give a leaf a `grad_fn`, and
+# it would stop being the leaf whose gradient you asked for: refuse it. A leaf that requires grad
+# is one with `_requires_grad` set and no `grad_fn`. When `self` is a view (`self._view` is not
+# `None`), the view checks come first: `views.check_inplace(self)` (a view made under `no_grad`),
+# then its base `self._view.base` being a leaf that requires grad. Then `self` itself. (For a tensor
+# that is no view, the leaf check may as well come first: with grad mode on, a tensor that
+# requires grad makes the edit recorded.)
 #
 # </details>
 #

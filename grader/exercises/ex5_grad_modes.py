@@ -26,9 +26,9 @@
 # You write, keeping each stub's signature and docstring: `_Mode._enter(self)` and
 # `_Mode._exit(self)`, `inference_mode._set(self)`, `Tensor.detach(self)` and
 # `train_step(lib, model, batch, log)`. The grader lets your code set only these attributes of
-# minigrad's objects: `_state.grad_enabled` and `_state.inference`; a mode's `_was_grad_enabled`
-# and `_was_inference` (where `_enter` remembers the switches); a tensor's `_version_counter` and
-# `_is_inference`.
+# minigrad's objects: `_state.grad_enabled` and `_state.inference`; on a mode object (not its
+# class), attributes of your own naming, any that `_Mode` does not define itself (not `_args`, not
+# its methods); a tensor's `_version_counter` and `_is_inference`.
 #
 # The graded checks run the same code with PyTorch and with your minigrad and compare what each
 # recorded: `no_grad` and what comes after it, nested blocks of every kind, a block left by an
@@ -96,9 +96,10 @@ def normal_mode():
 # <details><summary>Hint 2 — the idea</summary>
 #
 # `_exit` cannot know what to put back unless `_enter` wrote it down. Remember both switches as
-# they are on entry, on `self` (`self._was_grad_enabled`, `self._was_inference`): each mode object
-# keeps its own record, so blocks nest, and a decorator makes a fresh mode for each call, so
-# recursive calls each restore their own. Then switch with `self._set()`.
+# they are on entry, on `self`, under names of your own (say `self._was_grad_enabled` and
+# `self._was_inference`, or one pair): each mode object keeps its own record, so blocks nest, and a
+# decorator makes a fresh mode for each call, so recursive calls each restore their own. Then
+# switch with `self._set()`.
 #
 # </details>
 #
@@ -494,8 +495,9 @@ check("a leaf's detach", detach_of_a_leaf)
 # Each logged loss is a tensor with a `grad_fn`: as long as `log` holds it, its graph lives. The
 # training loss's graph has run backward, which freed what its nodes saved; the validation loss's
 # graph never runs backward, so its nodes keep their saved tensors, one graph more every step.
-# Log numbers instead (`.item()`): nothing in `log` then holds a graph, and each one goes when the
-# step ends.
+# Log numbers instead (`.item()`, or `float(...)`): nothing in `log` then holds a graph, and each
+# one goes when the step ends. (A validation loss computed from `model(x_val).detach()` has no
+# graph to keep in the first place.)
 #
 # </details>
 #

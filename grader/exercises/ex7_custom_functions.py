@@ -55,9 +55,8 @@
 #
 # Parts 1a, 1b, 1c and 2 are open: how you visit the input's elements, how you make the one-hot
 # gradients, the order of the loops and when each Jacobian is computed, and what `StableLogSumExp`
-# saves for its backward. The docstrings in the stubs say how the reference does it; any way that
-# meets the contract passes. Each part says what it must do; its hints open on demand: a nudge, then
-# the idea, then the pseudocode.
+# saves for its backward: any way that meets the contract passes. Each part says what it must do;
+# its hints open on demand: a nudge, then the idea, then the pseudocode.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math and a few
@@ -159,7 +158,9 @@ GRADCHECK._numerical_jacobians = _numerical_jacobians
 # <details><summary>Hint 2 — the idea</summary>
 #
 # Feed backward a one-hot `v` — 1 at output element j, 0 elsewhere — and it returns column j of every
-# input's Jacobian. One backward per output element, through the same graph.
+# input's Jacobian. One backward per output element, through the same graph. (The rows of an
+# identity matrix are those one-hot vectors, in order; the columns can be filled in one by one or
+# stacked at the end.)
 #
 # </details>
 #

@@ -45,33 +45,31 @@
 #
 # * `checkpointed_forward(function, args, kwargs, preserve_rng_state)`: what `checkpoint(...,
 #   use_reentrant=False)` calls; it returns the body's output.
-# * `_Frame.pack(self, tensor)`: the pack hook in force while the body runs in the forward.
+# * `_Frame.pack(self, tensor)`: the pack hook in force while the body runs in the forward: the
+#   graph keeps what it returns in place of `tensor`.
 # * `_Frame.unpack(self, holder)`: the unpack hook: it gets back what `pack` returned, and returns the
 #   tensor backward needs.
-# * `_Frame.recompute(self)`: runs the body again and fills the holders.
+# * `_Frame.recompute(self)`: runs the body again, for `unpack`.
 #
-# Given: `_Frame(function, inputs, kwargs, rng)` keeps its arguments as attributes of the same names,
-# and `self.holders`, an empty `_Holders` (`append`, `len`, `self.holders[i]`: it holds each holder
-# weakly, in the order they were added; `self.holders[i]` is `None` once the graph let go of that
-# one). `_Holder()` is an empty holder (its `.value` is `None`). Also `_StopRecomputation`,
-# `CheckpointError`, `_rng_state(args)` and `_set_rng_state(state)`, `save(tensor)`,
-# `saved_tensors_hooks(pack, unpack)`, `enable_grad()`, `grad_mode.is_grad_enabled()` and
-# `torch.random.fork_rng`.
+# A `_Frame` is the memory of one checkpointed call, given: `_Frame(function, inputs, kwargs, rng)`
+# keeps its arguments as attributes of the same names. The setup imports what the reference is
+# built from (`save`, `saved_tensors_hooks`, `enable_grad`, the random state's helpers, a few of the
+# frame's own); each part's Hint 2 says what they are.
 #
 # ### What is yours to decide
 #
-# Parts 2 and 4 are open. What the forward's graph keeps in place of each tensor, how the rerun finds
-# the next holder to fill (a counter, an iterator, ...), what the rerun's own graph keeps, and where
-# you check that the last holder is filled: that is up to you. Any choice that meets the contract
-# passes. Three limits come from grading, not from torch:
+# Parts 2 and 4 are open: what the forward's graph keeps in place of each tensor, how the rerun
+# finds where each tensor it makes must go, what the rerun's own graph keeps, and how the rerun
+# stops. Any choice that meets the contract passes. Three limits come from grading, not from torch:
 #
-# * graded code sets attributes only on objects of its own classes and on a `_Holder`'s `value`: the
-#   frame gets no new attributes, so what it remembers lives in `self.holders` and in the holders;
-# * a class in graded code derives only from `object`, from your own classes or from minigrad's
-#   `Function`: to stop the rerun early, raise the given `_StopRecomputation`;
-# * what the rerun's own pack hook returns must not be a tensor, nor a list or tuple holding one:
-#   `minigrad.memory` counts every tensor a graph saves, while torch's measure never sees the rerun's
-#   own graph, so the memory tests would differ. Keep each such tensor in a holder.
+# * of minigrad's objects, graded code sets only attributes of a frame (any but its methods) and
+#   the `value` of the setup's holders (`_Holder`);
+# * a class in graded code derives only from `object`, from your own classes, from `Exception` or
+#   from minigrad's `Function`;
+# * if the rerun runs the body under saved-tensor hooks of your own, what their pack hook returns
+#   must not be a tensor, nor a list or tuple holding one: `minigrad.memory` counts every tensor a
+#   graph saves, while torch's measure never sees the rerun's own graph, so the memory tests would
+#   differ. Wrap such a tensor in an object (a holder).
 #
 # Each part below says what it must do. Its hints open on demand: a nudge, then the idea, then the
 # pseudocode.
@@ -136,9 +134,11 @@ def peak_saved(lib, step):
 # <details><summary>Hint 2 — the idea</summary>
 #
 # A `_Frame` is the memory of one checkpointed call: make one, and run the body with its `pack` and
-# `unpack` as the saved-tensor hooks. Keep each tensor input **saved** (`save(tensor)`), not as it is:
-# a saved tensor records its version, so the version check catches an input edited in place after the
-# forward. Take the random state before the body draws anything.
+# `unpack` as the saved-tensor hooks (`saved_tensors_hooks(pack, unpack)`). Keep each tensor input
+# **saved** (`save(tensor)`, a `SavedTensor`), not as it is: a saved tensor records its version, so
+# the version check catches an input edited in place after the forward. Take the random state
+# (`_rng_state(args)`: the CPU's, and the CUDA devices' the inputs are on) before the body draws
+# anything.
 #
 # </details>
 #
@@ -160,10 +160,10 @@ minigrad.utils.checkpoint.checkpointed_forward = checkpointed_forward
 # ## Part 2 — `_Frame.pack` (open)
 #
 # The pack hook: while the body runs in the forward, each tensor an op saves for backward comes here,
-# and the graph keeps what `pack` returns **instead of the tensor**. That object must not keep the
-# tensor alive, and it must let the rerun put a tensor in it later, for `unpack` to find. The frame
-# must know, in order, what it handed out. What the object is (the given `_Holder`, or one of a class
-# of your own with a `value`) is up to you.
+# and the graph keeps what `pack` returns **instead of the tensor**. What it returns must not keep
+# the tensor alive (that is the memory checkpointing saves), and `unpack`, given it back, must find
+# the tensor once the rerun has made it again. What the object is, and what the frame remembers of
+# it, are up to you.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -174,10 +174,12 @@ minigrad.utils.checkpoint.checkpointed_forward = checkpointed_forward
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# Hand out an empty box. The rerun saves the same tensors in the same order as the forward, so the
-# rerun's k-th saved tensor goes into the k-th box handed out: record each box in `self.holders`, in
-# order. `self.holders` holds them weakly, so recording one does not keep it alive after the graph
-# drops it.
+# Hand out an empty box: the setup's `_Holder()` is one (its `.value` is `None` until something is
+# put in it). The rerun saves the same tensors in the same order as the forward, so the rerun's k-th
+# saved tensor goes into the k-th box handed out: record each box, in order. Every frame has
+# `self.holders` for that, an empty `_Holders` (`append`, `len`, `self.holders[i]`): it holds each
+# box weakly, so recording one does not keep it alive once the graph drops it (`self.holders[i]` is
+# then `None`), and a box the graph dropped is not filled again.
 #
 # </details>
 #
@@ -196,11 +198,11 @@ minigrad.utils.checkpoint._Frame.pack = pack
 # %% markdown
 # ## Part 3 — `_Frame.unpack`
 #
-# The unpack hook: backward needs the tensor `pack` stood in for. Return it. The first unpack of a
-# backward finds the holder empty and reruns the body, which fills every holder; the other unpacks of
-# the same backward find theirs filled and rerun nothing. Once handed out, the tensor must not stay in
-# the holder: the graph would keep it alive, and the next backward (after `retain_graph=True`) would
-# not rerun.
+# The unpack hook: backward needs the tensor `pack` stood in for. Return it. The body reruns once in
+# each backward that unpacks, however many tensors that backward unpacks: the first unpack of a
+# backward has the body rerun, the others of the same backward use what that rerun made. Once handed
+# out, the tensor must not stay with what `pack` returned: the graph would keep it alive, and the
+# next backward (after `retain_graph=True`) would not rerun.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -211,8 +213,8 @@ minigrad.utils.checkpoint._Frame.pack = pack
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# An empty holder means: nothing rerun yet in this backward. Rerun, then take the tensor out of the
-# holder and leave it empty behind you.
+# An empty holder means: nothing rerun yet in this backward. Rerun (`self.recompute()`: it fills
+# every holder), then take the tensor out of the holder and leave it empty behind you.
 #
 # </details>
 #
@@ -231,21 +233,22 @@ minigrad.utils.checkpoint._Frame.unpack = unpack
 # %% markdown
 # ## Part 4 — `_Frame.recompute` (open)
 #
-# Run `self.function` again on the saved inputs and `self.kwargs`, and fill the holders, in order,
-# with the tensors this rerun saves: the i-th holder (`self.holders[i]`) gets the i-th saved tensor,
-# detached (the rerun's own graph is thrown away). The rerun must:
+# Run `self.function` again on the saved inputs and `self.kwargs`, and make again, for `unpack`, the
+# tensors the forward's graph saved: the rerun saves the same tensors in the same order as the
+# forward, and each goes to `unpack` detached (the rerun's own graph is thrown away). The rerun must:
 #
 # * see the inputs as they were saved, or fail if one was edited in place since;
 # * draw the forward's random numbers (when the frame has an `rng`), and leave the generator outside
 #   as it found it;
 # * save what the forward saved: backward runs with grad mode off, and a body run without grad mode
 #   saves nothing;
-# * stop as soon as the last holder is filled: the rest of the body must not run again;
-# * raise `CheckpointError` if the body ends before every holder is filled (torch's message says how
-#   many tensors each run saved).
+# * stop as soon as it has made the last tensor the forward saved: the rest of the body must not
+#   run again;
+# * raise `CheckpointError` if the body ends before that (torch's message says how many tensors each
+#   run saved), or saves more tensors than the forward did.
 #
-# How you find the next holder to fill, what the rerun's own graph keeps (a holder: see the limits
-# above), and where you check for the last holder are yours to decide.
+# How you find where each tensor goes, what the rerun's own graph keeps (see the limits above), and
+# how you stop the body are yours to decide.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -260,10 +263,12 @@ minigrad.utils.checkpoint._Frame.unpack = unpack
 # Put your own pair of hooks in force for the rerun. The pack hook sees the rerun's saved tensors one
 # by one, in the forward's order: the k-th goes, detached, into holder k (or nowhere, when the graph
 # has let go of holder k: `self.holders[k]` is `None`), and the rerun's graph gets a holder of its
-# own to keep. When the last holder is filled, raise `_StopRecomputation` from the pack hook and
-# catch it around the body: the exception unwinds the body. For the random numbers,
-# `torch.random.fork_rng` saves the generators' states on entry and puts them back on exit; inside
-# it, set the forward's state.
+# own to keep. Count them with a local (`nonlocal` in the hook), an attribute of the frame, or an
+# iterator over the positions. When the last holder is filled, raise an exception from the pack hook
+# and catch it around the body: it unwinds the body. The setup's `_StopRecomputation` is one that
+# nothing else raises (a class of your own, derived from `Exception`, works too). For the random
+# numbers, `torch.random.fork_rng` saves the generators' states on entry and puts them back on exit;
+# inside it, set the forward's state (`_set_rng_state(self.rng)`).
 #
 # </details>
 #

@@ -47,9 +47,9 @@
 # ### What is yours to decide
 #
 # Parts 1 and 2 are open: how many passes a program makes over its row, and how it accumulates the
-# max and the sum (a vector per block reduced at the end, or a number per block). The docstrings
-# describe the reference's passes; any kernel that gives the same numbers passes. Each part says what
-# it must do; its hints open on demand: a nudge, then the idea, then the pseudocode.
+# max and the sum (a vector per block reduced at the end, or a number per block): any kernel that
+# gives the same numbers passes. Each part says what it must do; its hints open on demand: a nudge,
+# then the idea, then the pseudocode.
 #
 # When your work is graded, only your definitions run (imports, functions, classes, constants);
 # keep experiments in the free cells. Graded code may import only minigrad, torch, math, a few

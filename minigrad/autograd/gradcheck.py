@@ -133,12 +133,9 @@ def _check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_to
     every entry of the analytical one within ``atol + rtol * |numerical|`` of the numerical one
     (``torch.allclose(analytical, numerical, rtol, atol)``: its rtol scales its second argument).
     Otherwise GradcheckError, in torch's words, naming i and j (both counted among the outputs and
-    inputs that require grad) and showing both Jacobians.
-
-    The numerical Jacobians come from one pass of finite differences for all outputs (each change of
-    an input moves every output); the analytical ones from backward, output by output. An output of
-    another dtype than its input (``x.float()``) gives Jacobians of two dtypes: compare them in the
-    wider one."""
+    inputs that require grad) and showing both Jacobians: the first pair that differs, the outputs in
+    order and, for each, the inputs in order. An output of another dtype than its input
+    (``x.float()``) gives Jacobians of two dtypes: they are compared in the wider one."""
     positions = [k for k, out in enumerate(func_out) if out.requires_grad]
     numerical = _numerical_jacobians(func, inputs, func_out, positions, eps)
     for i, output in enumerate(outputs):
@@ -165,12 +162,11 @@ def _numerical_jacobians(func, inputs, func_out, positions, eps):
     """For each input that requires grad, the Jacobians of the outputs at ``positions`` (of
     ``func_out``, what ``func(*inputs)`` returned), one row per element of the input and one column
     per element of the output: row r is (f(x + eps) - f(x - eps)) / (2 * eps) with the input's
-    element r moved by eps, central differences (``_central_difference``).
+    element r (in the order ``reshape(-1)`` lists them) moved by eps, central differences.
 
-    The element is moved in the input's storage, in place, as torch moves ``input.data``, and put
-    back after: ``func`` sees it through the very tensors it was given, and no version counter
-    moves. Elements are visited in the order ``reshape(-1)`` lists them, by index tuple
-    (``itertools.product``), which works for inputs that are not contiguous too."""
+    As in torch, ``func`` sees each move through the very tensors it was given, and afterwards every
+    input holds what it held, its version counter unmoved; inputs that are not contiguous, and
+    outputs that share memory with an input, work too."""
     jacobians = []
     for inp in _requiring_grad(inputs):
         data = inp._data
@@ -221,10 +217,9 @@ def _analytical_jacobians(inputs, output, nondet_tol):
 # BEGIN EXERCISE 7
 def _jacobians_from_backward(inputs, output):
     """``output``'s Jacobian with respect to each input in ``inputs`` (those that require grad), one
-    row per element of the input and one column per element of the output. Backward computes a
-    vector-Jacobian product: fed a one-hot grad_output (1 at element j of the output, 0 elsewhere)
-    it gives column j of every Jacobian. The graph is kept for the next column (retain_graph), and
-    an input backward does not reach gets a column of zeros (allow_unused: its gradient is None)."""
+    row per element of the input and one column per element of the output, computed by backward
+    through ``output``'s graph (which stays usable afterwards). An input backward does not reach has
+    a Jacobian of zeros."""
     jacobians = [inp._data.new_zeros((inp.numel(), output.numel())) for inp in inputs]
     for j in range(output.numel()):
         one_hot = output._data.new_zeros(output.numel())

@@ -21,9 +21,8 @@ from .triton_logsumexp import block_size
 @triton.jit
 def softmax_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """out[row] = exp(x[row] - shift) / sum(exp(x[row] - shift)), the shift being the row's max, so
-    that exp never sees a positive number and cannot overflow. Three passes over the row: its max,
-    the sum of the exponentials, the output. Columns past the row's end are masked: read as -inf
-    (exp(-inf) = 0 adds nothing), never written."""
+    that exp never sees a positive number and cannot overflow. One program per row, which walks its
+    row in blocks of ``BLOCK`` columns; it writes only the row's own columns."""
     row = tl.program_id(0).to(tl.int64)
     x_row, out_row = x_ptr + row * n, out_ptr + row * n
     columns = tl.arange(0, BLOCK)
@@ -47,8 +46,8 @@ def softmax_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 @triton.jit
 def softmax_backward_kernel(grad_ptr, result_ptr, out_ptr, n, BLOCK: tl.constexpr):
     """out[row] = result[row] * (grad[row] - sum(grad[row] * result[row])): the vector-Jacobian
-    product of softmax, from the saved result alone. Two passes over the row: the sum, then the
-    output. Masked columns are read as 0, so they add nothing to the sum."""
+    product of softmax, from the saved result alone. One program per row, which walks its row in
+    blocks of ``BLOCK`` columns; it writes only the row's own columns."""
     row = tl.program_id(0).to(tl.int64)
     columns = tl.arange(0, BLOCK)
     dot = tl.zeros([BLOCK], result_ptr.dtype.element_ty)

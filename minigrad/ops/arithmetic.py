@@ -72,8 +72,8 @@ class Rsub(Function):
 
 # BEGIN EXERCISE 1
 class Mul(Function):
-    """``a * b`` with broadcasting. d(a*b)/da = b and d(a*b)/db = a: each input's gradient needs
-    only the *other* input, so torch saves ``other`` only if ``self`` needs a gradient, and vice versa."""
+    """``a * b`` with broadcasting, torch's MulBackward0: d(a*b)/da = b and d(a*b)/db = a. It saves
+    what torch's node saves, no more (``_saved_self``, ``_saved_other``)."""
 
     node_name = "MulBackward0"
     saved_names = ("self", "other")

@@ -20,15 +20,15 @@ def mat2_grad(grad, mat1, mat2_strides):
 
 # BEGIN EXERCISE 1
 class Mm(Function):
-    """``a @ b`` for matrices: grad_a = grad @ b.T needs b, grad_b = a.T @ grad needs a. As for mul,
-    torch saves each only if the other input needs a gradient."""
+    """``a @ b`` for matrices, torch's MmBackward0: grad_a = grad @ b.T, grad_b = a.T @ grad. It saves
+    what torch's node saves, no more (``_saved_self``, ``_saved_mat2``)."""
 
     node_name = "MmBackward0"
     saved_names = ("self", "mat2")
 
     @staticmethod
     def forward(ctx, a, b):
-        """Save (self, mat2), each or None; keep b's strides in ctx.mat2_layout for mat2_grad."""
+        """Save (self, mat2), each or None, with ctx.save_for_backward; return the product's storage."""
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
         ctx.mat2_layout = b._data.stride()
@@ -36,7 +36,8 @@ class Mm(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        """Gradients for (a, b), or None where not needed; b's is ``mat2_grad(grad, a, ctx.mat2_layout)``."""
+        """Gradients for (a, b), or None where not needed; b's laid out like b (as torch's
+        mm_mat2_backward: for nn.Linear's ``weight.t()``, a contiguous weight.grad)."""
         a, b = ctx.saved_tensors
         return (grad.mm(b.t()) if b is not None else None,
                 mat2_grad(grad, a, ctx.mat2_layout) if a is not None else None)

@@ -43,7 +43,7 @@ class SumDim(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
-        """Remember what backward needs (shapes, dims) as ctx attributes; return the sum's storage."""
+        """Return the sum's storage; what backward needs (shapes only) stays on ctx."""
         result = a._data.sum(dim, keepdim=keepdim)
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, _normalize_dims(dim, a.dim()), keepdim
         return result

@@ -23,7 +23,7 @@ class SGD(Optimizer):
         times the parameter; with momentum, the buffer in ``self.state[param]`` — a copy of the first
         gradient, then ``momentum * buffer + (1 - dampening) * gradient``, edited in place — is the
         direction (Nesterov: the gradient plus ``momentum * buffer``); the parameter moves by ``-lr`` times
-        the direction, in place. Each op is the one torch's SGD runs, so the rounding is torch's too."""
+        the direction, in place (the model holds this very tensor)."""
         if group["maximize"]:
             grad = -grad
         if group["weight_decay"] != 0:

@@ -161,11 +161,12 @@ class CheckpointFunction(Function):
 
 # BEGIN EXERCISE 8
 def checkpointed_forward(function, args, kwargs, preserve_rng_state):
-    """Run ``function`` once, with the frame's hooks in force: its graph keeps holders, not tensors.
+    """Run ``function`` once and return its output; its graph keeps none of the tensors the body
+    saves, only what a recomputation needs.
 
-    Without grad mode nothing is saved, so the body just runs. Otherwise the frame keeps what the
-    recomputation will need: the inputs, saved (so an in-place edit of one after the forward is caught
-    by the version check, as for any saved tensor), and the random state the body starts from.
+    Without grad mode nothing is saved, so the body just runs. Otherwise what the recomputation will
+    need is kept: the body, its inputs (an in-place edit of one after the forward makes backward
+    fail, as for any saved tensor), its keyword arguments and the random state the body starts from.
     """
     if not grad_mode.is_grad_enabled():
         return function(*args, **kwargs)
@@ -186,7 +187,8 @@ class _Frame:
 
     # BEGIN EXERCISE 8
     def pack(self, tensor):
-        """The pack hook of the forward: the graph keeps an empty holder instead of ``tensor``."""
+        """The forward's pack hook: the graph keeps what it returns in place of ``tensor``. It does not
+        keep ``tensor`` alive, and ``unpack`` finds in it the tensor the recomputation makes."""
         holder = _Holder()
         self.holders.append(holder)
         return holder
@@ -194,9 +196,9 @@ class _Frame:
 
     # BEGIN EXERCISE 8
     def unpack(self, holder):
-        """The unpack hook: the tensor backward needs. An empty holder means nothing is recomputed yet
-        in this backward: recompute (which fills every holder). The holder gives its tensor up, so
-        the graph does not keep it after this, and the next backward recomputes again."""
+        """The unpack hook: the tensor ``pack`` stood in for (``holder`` is what it returned). The body
+        runs again once in each backward that unpacks; once handed out, the tensor is not kept, so
+        the graph does not keep it alive and the next backward recomputes again."""
         if holder.value is None:
             self.recompute()
         value, holder.value = holder.value, None
@@ -205,8 +207,10 @@ class _Frame:
 
     # BEGIN EXERCISE 8
     def recompute(self):
-        """Run the function again from the saved inputs (version-checked), with grad mode on and the
-        forward's random state, filling the holders in order; stop once the last one is filled."""
+        """Run the function again from the saved inputs (refused if one was edited in place), with
+        the forward's random numbers, making again, detached, the tensors the forward saved, for
+        ``unpack``; stop as soon as the last is made (the rest of the body does not run again).
+        CheckpointError, in torch's words, if the body saves fewer tensors than the forward, or more."""
         filled = 0
 
         def fill(tensor):

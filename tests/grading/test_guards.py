@@ -197,3 +197,31 @@ def test_validate_names_a_denied_construct_as_grading_does(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert "VALIDATION FAILED" in done.stdout, done.stdout + done.stderr
     assert "`collections._sys` at the cell of _release_saved, line 3 is not allowed in graded" in done.stdout
+
+
+def test_a_part_keeps_a_record_of_its_own_naming_but_sets_nothing_of_minigrads():
+    """``records`` (exercises 5 and 8): a grad mode or a checkpoint's frame takes attributes of the
+    learner's naming (what ``_enter`` remembers, the rerun's count), not those its class defines
+    (a mode's ``_args``, its methods; a frame's methods), nor anything on the class itself; and
+    exercise 8's early stop may be an ``Exception`` of the learner's own, no other exercise's."""
+    import sys
+
+    from grader.guards import POLICIES, Denied, Guards
+    from minigrad.grad_mode import _Mode, no_grad
+    from minigrad.utils.checkpoint import _Frame
+
+    denied = []
+    modes = Guards(POLICIES["ex5_grad_modes"], lambda *where: denied.append(where), set(), sys._getframe)
+    mode = no_grad()
+    assert modes.writable(mode, "_outer") and modes.writable(mode, "_was_grad_enabled")
+    assert not any(modes.writable(mode, name) for name in ("_args", "_set", "_enter", "__call__"))
+    assert not modes.writable(_Mode, "_outer")
+    frames = Guards(POLICIES["ex8_checkpoint"], lambda *where: denied.append(where), set(), sys._getframe)
+    frame = _Frame(len, [], {}, None)
+    assert frames.writable(frame, "filled") and not frames.writable(frame, "recompute")
+    assert not modes.writable(frame, "filled")  # exercise 5 keeps no record on a frame
+    assert issubclass(frames.metaclass("Refilled", (Exception,), {}), Exception)
+    with pytest.raises(Denied):
+        Guards(POLICIES["ex3_freeing"], lambda *where: denied.append(where), set(), sys._getframe).metaclass(
+            "Refilled", (Exception,), {})
+    assert [construct for construct, *_ in denied] == ["class Refilled(Exception)"]

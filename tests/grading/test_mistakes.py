@@ -1,6 +1,7 @@
 """Plausible wrong versions of each part (``grader/mistakes.py``): each must lose points, on the test
 named, every time (the verdict harness grades them, as autograde does, without nbgrader's overhead;
-``python -m grader selftest`` grades them through the whole pipeline)."""
+``python -m grader selftest`` grades them through the whole pipeline). And right versions in other
+designs than the reference's: each must get full marks, as the reference does."""
 import os
 import shutil
 
@@ -10,15 +11,34 @@ import pytest
 from grader import verdicts
 from grader.build import ROOT
 from grader.devices import grading_device
-from grader.mistakes import MISTAKES
+from grader.mistakes import DESIGNS, MISTAKES
 
 CASES = [pytest.param(exercise, *case, id=f"{exercise}: {case[0]}") for exercise, cases in MISTAKES.items()
          for case in cases]
 
 
+def _designs():
+    """(exercise, design, [(part, reference text, its text)]) for each design: entries naming the same one, together."""
+    for exercise, entries in DESIGNS.items():
+        by_design = {}
+        for design, *replacement in entries:
+            by_design.setdefault(design, []).append(replacement)
+        for design, replacements in by_design.items():
+            yield pytest.param(exercise, design, replacements, id=f"{exercise}: {design}")
+
+
+DESIGN_CASES = list(_designs())
+
+
 def test_every_exercise_keeps_wrong_versions():
     assert sorted(MISTAKES) == sorted(p.stem for p in (ROOT / "grader" / "exercises").glob("ex*.py"))
     assert all(len(cases) >= 8 for cases in MISTAKES.values())  # issue 10: at least 8 wrong versions each
+
+
+def test_every_exercise_keeps_another_design():
+    """Issue 34: at least one part of each exercise (1 to 9) passes in a design that is not the reference's."""
+    numbered = {p.stem: int(p.stem.split("_")[0][2:]) for p in (ROOT / "grader" / "exercises").glob("ex*.py")}
+    assert sorted(DESIGNS) == sorted(stem for stem, number in numbered.items() if number <= 9)
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +80,17 @@ def test_a_wrong_version_loses_points(sources, exercise, what, part, right, wron
 def test_the_reference_passes_every_test(sources, exercise):
     folder, source, reference, expected = source_of(sources, exercise)
     results = verdicts.compare(expected, verdicts.run(folder, verdicts.plan(source, reference), "minigrad"))
+    assert all(passed for passed, _ in results.values()), {k: v for k, v in results.items() if not v[0]}
+
+
+@pytest.mark.parametrize("exercise, design, replacements", DESIGN_CASES)
+def test_another_design_gets_full_marks(sources, exercise, design, replacements):
+    folder, source, reference, expected = source_of(sources, exercise)
+    solutions = dict(reference)
+    for part, right, other in replacements:
+        assert right != other and solutions[part].count(right) == 1, f"{design}: {right!r} in {part}"
+        solutions[part] = solutions[part].replace(right, other, 1)
+    results = verdicts.compare(expected, verdicts.run(folder, verdicts.plan(source, solutions), "minigrad"))
     assert all(passed for passed, _ in results.values()), {k: v for k, v in results.items() if not v[0]}
 
 
