@@ -1,13 +1,14 @@
 """``python -m grader selftest``: a grading machine proves itself before it grades learners.
 
 On this machine and its device, each exercise's reference solution must get full marks, its
-untouched release 0, and each of its kept wrong versions (``mistakes.py``) less than full marks.
+untouched release 0, each of its kept wrong versions (``mistakes.py``) less than full marks, and
+each of its right versions in another design (``designs.py``) full marks.
 They are graded as learners' submissions are: placed in a scratch copy of the course as ``collect``
 leaves them, then graded by ``workflow.autograde`` (nbgrader's pipeline, the sandbox, the verdict
 harness, the same device choice). Each is also validated as a learner's lab validates it (the
 course's Validate, ``grader/lab/course_validate.py``, on a copy of the release): Validate must pass
-the reference and fail the release and every wrong version, so that its "pass" means the grade
-keeps the points. The table names, per exercise, what was expected and what came, how many wrong
+the reference and every design and fail the release and every wrong version, so that its "pass"
+means the grade keeps the points. The table names, per exercise, what was expected and what came, how many wrong
 versions grading and Validate caught, the device and sandbox that graded, torch's and Triton's
 versions, and the time it took.
 """
@@ -24,6 +25,7 @@ import nbformat
 
 from . import workflow
 from .build import ROOT, exercise_specs
+from .designs import versions
 from .mistakes import MISTAKES
 from .verdicts import solution_cells
 
@@ -32,7 +34,7 @@ COPIED = ("minigrad", "coursekit", "grader", "solutions", "exercises")
 
 def submissions(root, exercise):
     """{student: (what it is, the notebook as a learner would submit it)}: the reference, the
-    untouched release, and one per wrong version (``wrong01``, ...)."""
+    untouched release, one per wrong version (``wrong01``, ...) and one per design (``design01``, ...)."""
     release = nbformat.read(root / "exercises" / exercise / f"{exercise}.ipynb", as_version=4)
     source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
     reference = solution_cells(source, without_markers=True)
@@ -50,6 +52,13 @@ def submissions(root, exercise):
         if reference[part].count(right) != 1:
             raise ValueError(f"{exercise}: the wrong version '{what}' no longer fits {part}'s reference")
         made[f"wrong{number:02d}"] = (what, solved({part: reference[part].replace(right, wrong, 1)}))
+    for number, (design, replacements) in enumerate(versions(exercise).items(), 1):
+        changed = dict(reference)
+        for part, right, text in replacements:
+            if changed[part].count(right) != 1:
+                raise ValueError(f"{exercise}: the design '{design}' no longer fits {part}'s reference")
+            changed[part] = changed[part].replace(right, text, 1)
+        made[f"design{number:02d}"] = (design, solved(changed))
     return made
 
 
@@ -126,17 +135,26 @@ def verdict(full, graded):
             mismatches.append(f"{what}: {row['score']:g}/{full:g}, not 0")
         elif student.startswith("wrong") and row["score"] >= full:
             mismatches.append(f"wrong version '{what}': full marks")
-        if student == "reference" and row.get("validate"):
-            mismatches.append(f"{what}: Validate fails: {row['validate']}")
-        elif student != "reference" and "validate" in row and row["validate"] is None:
+        elif student.startswith("design") and row["score"] != full:
+            lost = [test for test, score in row["tests"].items() if not score]
+            mismatches.append(f"design '{what}': {row['score']:g}/{full:g}, failed {', '.join(lost)}")
+        if (student == "reference" or student.startswith("design")) and row.get("validate"):
+            mismatches.append(f"{what if student == 'reference' else 'design ' + repr(what)}: Validate fails: "
+                              f"{row['validate']}")
+        elif (student == "untouched" or student.startswith("wrong")) and "validate" in row and row["validate"] is None:
             mismatches.append(f"{'wrong version ' + repr(what) if student.startswith('wrong') else what}: "
                               "Validate passes it")
     scores = {student: row["score"] for student, _, row in graded if row["status"] == "graded"}
     wrong = [score for student, score in scores.items() if student.startswith("wrong")]
     count = sum(student.startswith("wrong") for student, _, _ in graded)
+    designs = [score for student, score in scores.items() if student.startswith("design")]
+    count_designs = sum(student.startswith("design") for student, _, _ in graded)
     expected = f"{_points(full)}, 0, {count} below {_points(full)}"
     got = (f"{_points(scores.get('reference'))}, {_points(scores.get('untouched'))}, "
            f"{sum(score < full for score in wrong)} below (max {_points(max(wrong, default=None))})")
+    if count_designs:
+        expected += f", {count_designs} designs {_points(full)}"
+        got += f", {sum(score == full for score in designs)} designs {_points(full)}"
     return expected, got, mismatches
 
 

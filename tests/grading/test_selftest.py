@@ -9,6 +9,7 @@ import nbformat
 from grader import selftest
 from grader.__main__ import main
 from grader.build import ROOT, exercise_specs, nbgrader_env
+from grader.designs import versions
 from grader.mistakes import MISTAKES
 from grader.sandbox import check_available
 from grader.verdicts import unmet_requirements
@@ -28,6 +29,8 @@ def test_this_machine_grades_every_exercise_as_it_must():
     assert list(rows) == EXERCISES and all(row.endswith(" ok") for row in rows.values()), done.stdout
     for exercise, row in rows.items():
         assert f", 0, {len(MISTAKES[exercise])} below " in row  # expected: the reference's points, 0, each wrong version below
+        designs = len(versions(exercise))
+        assert not designs or f", {designs} designs " in row  # and each design at full marks
         count = len(MISTAKES[exercise])
         assert f" {count}/{count} (100%)  {count}/{count} (100%) " in row  # every wrong version caught: graded, Validate
         assert ("bubblewrap" in row) is not bool(SANDBOX)
@@ -52,8 +55,10 @@ def test_an_unknown_exercise_is_refused(capsys):
 
 def test_the_wrong_versions_are_built_from_the_reference():
     made = selftest.submissions(ROOT, "ex3_freeing")
-    assert list(made)[:2] == ["reference", "untouched"] and len(made) == 2 + len(MISTAKES["ex3_freeing"])
-    assert [what for what, _ in list(made.values())[2:]] == [case[0] for case in MISTAKES["ex3_freeing"]]
+    wrong, designs = len(MISTAKES["ex3_freeing"]), list(versions("ex3_freeing"))
+    assert list(made)[:2] == ["reference", "untouched"] and len(made) == 2 + wrong + len(designs)
+    assert [what for what, _ in list(made.values())[2:2 + wrong]] == [case[0] for case in MISTAKES["ex3_freeing"]]
+    assert [what for what, _ in list(made.values())[2 + wrong:]] == designs
 
 
 def test_each_kind_of_mismatch_is_named():
@@ -76,4 +81,4 @@ def test_each_kind_of_mismatch_is_named():
                           "wrong version 'Mul saves both inputs': full marks",
                           "sum_to sums one dim: not graded: kernel died in cell 7",
                           "wrong version 'sum_to sums one dim': Validate passes it"]
-    assert selftest.kill_rate(15, graded) == ("1/2 (50%)", "1/2 (50%)")
+    assert selftest.kill_rate(15, graded) == ("0/2 (0%)", "1/2 (50%)")  # graded below full, failed by Validate
