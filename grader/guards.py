@@ -489,6 +489,11 @@ class _Print:
         return ""
 
 
+UNWRITABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range)
+"""Types whose instances take no attribute and no item: a write to one fails by itself, as in Python
+(``holder.value = ...`` on a holder that is None), and costs only the checks that meet it."""
+
+
 class _Writer:
     """What ``_write_(obj)`` gives graded code: each attribute or item it sets is checked first."""
 
@@ -516,6 +521,8 @@ class _Writer:
 
     def _check(self, name):
         guards, obj = object.__getattribute__(self, "_guards"), object.__getattribute__(self, "_obj")
+        if type(obj) in UNWRITABLE:
+            return  # Python refuses the write itself (AttributeError, TypeError): an honest bug, not an attack
         if not guards.writable(obj, name):
             guards.deny(f"{_describe(obj)}[...] = ..." if name is None else f"{_describe(obj)}.{name} = ...")
 

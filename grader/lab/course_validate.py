@@ -30,7 +30,7 @@ cell as "The following cell failed:", the cell's source, then the error as HTML.
 in one such entry: the header as its source, the checks as its error, with a style that hides the
 "following cell" line, which would be untrue of a header. ``nbgrader validate`` on the command line
 prints the same check reports, cell by cell (nbgrader's own layout and kernel; ``Validator.width``
-is set so that it cuts none of their lines).
+is set so that it cuts none of their lines), and on a pass nbgrader's own sentence.
 """
 import ast
 import asyncio

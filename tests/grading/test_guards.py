@@ -134,6 +134,16 @@ def test_an_honest_mistake_is_graded_not_flagged(exercise):
     assert any("AttributeError" in why for _, why in results.values())
 
 
+@pytest.mark.parametrize("write", ["entry = None\nentry.value = 1", "pair = (1, 2)\npair[0] = 3"],
+                         ids=["an attribute of None", "an item of a tuple"])
+def test_a_write_python_itself_refuses_is_graded_not_flagged(exercise, write):
+    """A write to None or a tuple fails in Python itself (AttributeError, TypeError): a holder the
+    learner forgot may be None, an honest bug, which costs the checks that meet it."""
+    results = grade(exercise, {PART: release_saved(write)})
+    assert not all(passed for passed, _ in results.values())
+    assert any("AttributeError" in why or "TypeError" in why for _, why in results.values())
+
+
 NOT_ALLOWED_BUILTIN = "NameError: the builtin `id` is not allowed in graded code"
 
 
