@@ -261,20 +261,18 @@ MISTAKES = {
          "SavedTensor-_raise_modified", "self.tensor._data, self.tensor.grad_fn, self.tensor._output_nr",
          "self.tensor._data, node if self.tensor.grad_fn is not None else None, self.tensor._output_nr",
          "test-error-message"),
-        ("no check for a view made under no_grad", "Tensor-_inplace", "        views.check_inplace(self)\n", "",
-         "test-leaf"),
+        ("no check for a view made under no_grad", "Tensor-_check_view_inplace", "    views.check_inplace(self)\n",
+         "", "test-leaf"),
         ("the leaf check runs before the view checks", "Tensor-_inplace",
-         "    view = self._view\n    if view is not None:\n        views.check_inplace(self)\n"
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n"
+         "    if self._view is not None:\n        self._check_view_inplace()\n"
          "    if self._requires_grad and self.grad_fn is None:\n        raise RuntimeError(ERR_LEAF_INPLACE)\n",
          "    if self._requires_grad and self.grad_fn is None:\n        raise RuntimeError(ERR_LEAF_INPLACE)\n"
-         "    view = self._view\n    if view is not None:\n        views.check_inplace(self)\n"
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "test-leaf"),
-        ("no view-of-a-leaf check", "Tensor-_inplace",
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "", "test-leaf"),
+         "    if self._view is not None:\n        self._check_view_inplace()\n", "test-leaf"),
+        ("_inplace never runs the view checks", "Tensor-_inplace",
+         "    if self._view is not None:\n        self._check_view_inplace()\n", "", "test-leaf"),
+        ("no view-of-a-leaf check", "Tensor-_check_view_inplace",
+         "    if self._view.base._requires_grad and self._view.base.grad_fn is None:\n"
+         "        raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)", "", "test-leaf"),
     ],
     "ex8_checkpoint": [
         ("the inputs kept as they are, not saved (an in-place edit goes unseen)", "checkpointed_forward",

@@ -28,8 +28,9 @@
 #
 # You write, keeping each stub's signature and docstring: `Tensor._mutate(self, storage_op, *args)`
 # (the edit autograd does not record), `SavedTensor.unpack(self, node)` and
-# `SavedTensor._raise_modified(self, node)` (the saved-version check and its error), and
-# `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: the leaf check).
+# `SavedTensor._raise_modified(self, node)` (the saved-version check and its error),
+# `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: the leaf check) and
+# `Tensor._check_view_inplace(self)` (the checks of a view edited in place).
 # `Tensor.detach` is given: a new tensor on the same storage, with no history, sharing `self`'s
 # counter, so that editing the detached tensor is an edit the graph sees (you write it in
 # exercise 5). Of minigrad's objects, the grader lets your code set only a counter's `version`.
@@ -181,12 +182,13 @@ SavedTensor.unpack = unpack
 _raise_modified = graded(_raise_modified)
 SavedTensor._raise_modified = _raise_modified
 # %% markdown
-# ## Part 3 — the leaf check: `_inplace`
+# ## Part 3 — the leaf check: `_inplace` and `_check_view_inplace`
 # `Tensor._inplace(self, function, storage_op, *args)` runs every in-place op (`add_`, `mul_`,
 # `+=`, `x[i] = v`, ...): `function` is the op autograd records, `storage_op` its kernel on
 # storage. An edit autograd does not record is a plain `_mutate`. A recorded edit passes torch's
-# checks, in torch's order, then `self._record_inplace(function, *args)` records it, and the
-# version goes up by one, as after a plain edit. Return `self`.
+# checks, in torch's order (those of a view are `self._check_view_inplace()`, which you write
+# next), then `self._record_inplace(function, *args)` records it, and the version goes up by one,
+# as after a plain edit. Return `self`.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -202,8 +204,7 @@ SavedTensor._raise_modified = _raise_modified
 # `_data`, other arguments as they are. A recorded edit would give a leaf a `grad_fn`, and it would
 # stop being the leaf whose gradient you asked for: refuse it. A leaf that requires grad is one
 # with `_requires_grad` set and no `grad_fn`. When `self` is a view (`self._view` is not `None`),
-# the view checks come first: `views.check_inplace(self)` (a view made under `no_grad`), then its
-# base `self._view.base` being a leaf that requires grad. Then `self` itself.
+# the view checks come first: `self._check_view_inplace()`. Then `self` itself.
 #
 # </details>
 #
@@ -212,8 +213,7 @@ SavedTensor._raise_modified = _raise_modified
 # - Recording: grad mode on, and `self` or a tensor among `args` requires grad.
 # - Not recording: return `self._mutate(...)` with `storage_op` and the arguments, each tensor
 #   replaced by its `_data`.
-# - If `self` is a view: `views.check_inplace(self)`; then, if the view's base has
-#   `_requires_grad` set and no `grad_fn`, raise `RuntimeError` with `ERR_VIEW_OF_LEAF_INPLACE`.
+# - If `self` is a view: `self._check_view_inplace()`.
 # - If `self` has `_requires_grad` set and no `grad_fn`: raise `RuntimeError` with
 #   `ERR_LEAF_INPLACE`.
 # - Record: `self._record_inplace(function, *args)`. Add one to the counter's `version`. Return
@@ -224,6 +224,40 @@ SavedTensor._raise_modified = _raise_modified
 # %% locked plug-inplace
 _inplace = graded(_inplace)
 Tensor._inplace = _inplace
+# %% markdown
+# ### `_check_view_inplace`
+# `Tensor._check_view_inplace(self)` refuses a recorded in-place edit of `self`, a view, in torch's
+# order: first a view made under `no_grad` (`views.check_inplace(self)` raises torch's error), then
+# a view of a leaf that requires grad, `RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)`. It returns nothing.
+# `_inplace` runs it, and so does minigrad when a custom Function edits a view in place
+# (`ctx.mark_dirty`).
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# A view shares its base's memory: editing the view edits the base. Once the edit is recorded, the
+# base's history goes through it. What if the base is a leaf that requires grad?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# The view's base is `self._view.base`; it is a leaf that requires grad when it has
+# `_requires_grad` set and no `grad_fn`. A view made under `no_grad` is refused before that:
+# `views.check_inplace(self)` comes first.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `views.check_inplace(self)`.
+# - If `self._view.base` has `_requires_grad` set and no `grad_fn`: raise `RuntimeError` with
+#   `ERR_VIEW_OF_LEAF_INPLACE`.
+#
+# </details>
+# %% part Tensor._check_view_inplace
+# %% locked plug-check_view_inplace
+_check_view_inplace = graded(_check_view_inplace)
+Tensor._check_view_inplace = _check_view_inplace
 # %% code
 # Try it: a = minigrad.ones(2); a.add_(1); a._version   then   w = minigrad.ones(2, requires_grad=True); w.mul_(2)
 # %% tests test-version-bump 2+1
