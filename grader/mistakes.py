@@ -292,13 +292,12 @@ MISTAKES = {
          "    self.recompute()", "test-body-runs"),
         ("unpack leaves the tensor in the holder (the next backward does not recompute)", "_Frame-unpack",
          "value, holder.value = holder.value, None", "value = holder.value", "test-body-runs"),
-        ("the forward's random state not replayed", "_Frame-recompute",
-         "            if self.rng is not None:\n                _set_rng_state(self.rng)\n", "", "test-random"),
-        ("the random state replayed without fork_rng (the generator outside is rewound)", "_Frame-recompute",
-         "enabled=self.rng is not None", "enabled=False", "test-random"),
-        ("recomputed in backward's grad mode (off: the body saves nothing)", "_Frame-recompute",
-         "saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():",
-         "saved_tensors_hooks(fill, lambda kept: kept.value):", "test-gradients"),
+        ("the forward's random state not replayed", "rerun",
+         "        if rng is not None:\n            _set_rng_state(rng)\n", "", "test-random"),
+        ("the random state replayed without fork_rng (the generator outside is rewound)", "rerun",
+         "enabled=rng is not None", "enabled=False", "test-random"),
+        ("rerun in backward's grad mode (off: the body saves nothing)", "rerun",
+         "enabled=rng is not None), enable_grad():", "enabled=rng is not None):", "test-gradients"),
         ("the recomputed tensors not detached (their graph stays alive in a cycle)", "_Frame-recompute",
          "kept.value = tensor.detach()", "kept.value = tensor", "test-memory-hidden"),
         ("the holders filled in reverse order", "_Frame-recompute", "holder = self.holders[filled]",
@@ -310,13 +309,9 @@ MISTAKES = {
         return kept
 
     args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
-    devices = [] if self.rng is None else self.rng[1]
     try:
-        with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \\
-                saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
-            if self.rng is not None:
-                _set_rng_state(self.rng)
-            self.function(*args, **self.kwargs)
+        with saved_tensors_hooks(fill, lambda kept: kept.value):
+            rerun(self.function, args, self.kwargs, self.rng)
     except _StopRecomputation:
         return
     raise CheckpointError(""",
@@ -324,12 +319,8 @@ MISTAKES = {
         return kept
 
     args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
-    devices = [] if self.rng is None else self.rng[1]
-    with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \\
-            saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
-        if self.rng is not None:
-            _set_rng_state(self.rng)
-        self.function(*args, **self.kwargs)
+    with saved_tensors_hooks(fill, lambda kept: kept.value):
+        rerun(self.function, args, self.kwargs, self.rng)
     if filled != len(self.holders):
         raise CheckpointError(""",
          "test-body-runs"),
