@@ -263,25 +263,23 @@ MISTAKES = {
          "SavedTensor-_raise_modified", "self.tensor._data, self.tensor.grad_fn, self.tensor._output_nr",
          "self.tensor._data, node if self.tensor.grad_fn is not None else None, self.tensor._output_nr",
          "test-error-message"),
-        ("no check for a view made under no_grad", "Tensor-_inplace", "        views.check_inplace(self)\n", "",
-         "test-leaf"),
+        ("no check for a view made under no_grad", "Tensor-_check_view_inplace", "    views.check_inplace(self)\n",
+         "", "test-leaf"),
         ("the leaf check runs before the view checks", "Tensor-_inplace",
-         "    view = self._view\n    if view is not None:\n        views.check_inplace(self)\n"
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n"
+         "    if self._view is not None:\n        self._check_view_inplace()\n"
          "    if self._requires_grad and self.grad_fn is None:\n        raise RuntimeError(ERR_LEAF_INPLACE)\n",
          "    if self._requires_grad and self.grad_fn is None:\n        raise RuntimeError(ERR_LEAF_INPLACE)\n"
-         "    view = self._view\n    if view is not None:\n        views.check_inplace(self)\n"
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "test-leaf"),
-        ("no view-of-a-leaf check", "Tensor-_inplace",
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n", "", "test-leaf"),
-        ("the view-of-a-leaf check before the no_grad-view check (the wrong error wins)", "Tensor-_inplace",
-         "        views.check_inplace(self)\n        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n",
-         "        if view.base._requires_grad and view.base.grad_fn is None:\n"
-         "            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n        views.check_inplace(self)\n", "test-leaf"),
+         "    if self._view is not None:\n        self._check_view_inplace()\n", "test-leaf"),
+        ("_inplace never runs the view checks", "Tensor-_inplace",
+         "    if self._view is not None:\n        self._check_view_inplace()\n", "", "test-leaf"),
+        ("no view-of-a-leaf check", "Tensor-_check_view_inplace",
+         "    if self._view.base._requires_grad and self._view.base.grad_fn is None:\n"
+         "        raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)", "", "test-leaf"),
+        ("the view-of-a-leaf check before the no_grad-view check (the wrong error wins)", "Tensor-_check_view_inplace",
+         "    views.check_inplace(self)\n    if self._view.base._requires_grad and self._view.base.grad_fn is None:\n"
+         "        raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)",
+         "    if self._view.base._requires_grad and self._view.base.grad_fn is None:\n"
+         "        raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)\n    views.check_inplace(self)", "test-leaf"),
     ],
     "ex8_checkpoint": [
         ("the inputs kept as they are, not saved (an in-place edit goes unseen)", "checkpointed_forward",
@@ -301,13 +299,12 @@ MISTAKES = {
          "    self.recompute()", "test-body-runs"),
         ("unpack leaves the tensor in the holder (the next backward does not recompute)", "_Frame-unpack",
          "value, holder.value = holder.value, None", "value = holder.value", "test-body-runs"),
-        ("the forward's random state not replayed", "_Frame-recompute",
-         "            if self.rng is not None:\n                _set_rng_state(self.rng)\n", "", "test-random"),
-        ("the random state replayed without fork_rng (the generator outside is rewound)", "_Frame-recompute",
-         "enabled=self.rng is not None", "enabled=False", "test-random"),
-        ("recomputed in backward's grad mode (off: the body saves nothing)", "_Frame-recompute",
-         "saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():",
-         "saved_tensors_hooks(fill, lambda kept: kept.value):", "test-gradients"),
+        ("the forward's random state not replayed", "rerun",
+         "        if rng is not None:\n            _set_rng_state(rng)\n", "", "test-random"),
+        ("the random state replayed without fork_rng (the generator outside is rewound)", "rerun",
+         "enabled=rng is not None", "enabled=False", "test-random"),
+        ("rerun in backward's grad mode (off: the body saves nothing)", "rerun",
+         "enabled=rng is not None), enable_grad():", "enabled=rng is not None):", "test-gradients"),
         ("the recomputed tensors not detached (their graph stays alive in a cycle)", "_Frame-recompute",
          "kept.value = tensor.detach()", "kept.value = tensor", "test-memory"),
         ("the holders filled in reverse order", "_Frame-recompute", "holder = self.holders[filled]",
@@ -319,13 +316,9 @@ MISTAKES = {
         return kept
 
     args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
-    devices = [] if self.rng is None else self.rng[1]
     try:
-        with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \\
-                saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
-            if self.rng is not None:
-                _set_rng_state(self.rng)
-            self.function(*args, **self.kwargs)
+        with saved_tensors_hooks(fill, lambda kept: kept.value):
+            rerun(self.function, args, self.kwargs, self.rng)
     except _StopRecomputation:
         return
     raise CheckpointError(""",
@@ -333,12 +326,8 @@ MISTAKES = {
         return kept
 
     args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
-    devices = [] if self.rng is None else self.rng[1]
-    with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \\
-            saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
-        if self.rng is not None:
-            _set_rng_state(self.rng)
-        self.function(*args, **self.kwargs)
+    with saved_tensors_hooks(fill, lambda kept: kept.value):
+        rerun(self.function, args, self.kwargs, self.rng)
     if filled != len(self.holders):
         raise CheckpointError(""",
          "test-body-runs"),

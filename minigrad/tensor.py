@@ -373,22 +373,16 @@ class Tensor(TensorOps):
         """Run ``function`` on self in place (``add_``, ``mul_``, ``x[i] = v``, ...), ``storage_op``
         being its kernel on storage. Autograd records the edit when grad mode is on and self or a
         tensor among ``args`` requires grad; otherwise it is a plain edit (``_mutate``). A recorded
-        edit of a leaf that requires grad, or of a view of one, is refused (torch's errors): the
-        leaf would take a grad_fn and stop being the leaf whose gradient you asked for; so is one of
-        a view made under no_grad, with that error when two apply (``views.check_inplace``). A
-        recorded edit is recorded (``_record_inplace``), and the version goes up by one, as after a
-        plain edit."""
+        edit of a view must pass the view's checks (``_check_view_inplace``, which custom Functions'
+        dirty views share); one of a leaf that requires grad is refused (torch's error): the leaf
+        would take a grad_fn and stop being the leaf whose gradient you asked for. A recorded edit is
+        recorded (``_record_inplace``), and the version goes up by one, as after a plain edit."""
         recording = grad_mode._state.grad_enabled and (
             self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
         if not recording:
             return self._mutate(storage_op, *(a._data if isinstance(a, Tensor) else a for a in args))
-        view = self._view
-        if view is not None:
-            views.check_inplace(self)
-            # BEGIN NEW IN EXERCISE 4
-            if view.base._requires_grad and view.base.grad_fn is None:
-                raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
-            # END NEW IN EXERCISE 4
+        if self._view is not None:
+            self._check_view_inplace()
         # BEGIN NEW IN EXERCISE 4
         if self._requires_grad and self.grad_fn is None:
             raise RuntimeError(ERR_LEAF_INPLACE)
@@ -398,6 +392,19 @@ class Tensor(TensorOps):
         self._version_counter.version += 1
         # END NEW IN EXERCISE 4
         return self
+    # END EXERCISE 4
+
+    # BEGIN EXERCISE 4
+    def _check_view_inplace(self):
+        """Refuse a recorded in-place edit of self, a view, as torch does, in its order: of a view
+        made under no_grad (``views.check_inplace``), then of a view of a leaf that requires grad (the
+        leaf would take a grad_fn through the view). In-place ops run it (``_inplace``), and so do
+        custom Functions that mark a view dirty (``_edited_in_place_by``)."""
+        views.check_inplace(self)
+        # BEGIN NEW IN EXERCISE 4
+        if self._view.base._requires_grad and self._view.base.grad_fn is None:
+            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+        # END NEW IN EXERCISE 4
     # END EXERCISE 4
 
     def _record_inplace(self, function, *args):
@@ -432,11 +439,8 @@ class Tensor(TensorOps):
 
     def _edited_in_place_by(self, node):
         """This view was edited in place by ``node``, a custom Function that marked it dirty: as after
-        an in-place op on a view, its base moves onto a CopySlices node, after the same checks (not
-        a view made with grad mode off, nor a view of a leaf that requires grad)."""
-        views.check_inplace(self)
-        if self._view.base._requires_grad and self._view.base.grad_fn is None:
-            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+        an in-place op on a view, its base moves onto a CopySlices node, after the same checks."""
+        self._check_view_inplace()
         views.rebase(self, node)
 
     def _recorded_copy(self):

@@ -34,8 +34,9 @@
 # (the edit autograd does not record; optimizers, `nn.init` and gradient clipping call it too),
 # `SavedTensor.unpack(self, node)` (how every node's backward and `grad_fn._saved_*` get a saved
 # tensor back: where the version check belongs) and `SavedTensor._raise_modified(self, node)` (its
-# error), and `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: recorded or
-# not, refused or not).
+# error), `Tensor._inplace(self, function, storage_op, *args)` (every in-place op: recorded or
+# not, refused or not) and `Tensor._check_view_inplace(self)` (the refusals of a view edited in
+# place, which custom Functions that mark a view dirty run too).
 # `Tensor.detach` is given: a new tensor on the same storage, with no history, sharing `self`'s
 # counter, so that editing the detached tensor is an edit the graph sees (you write it in
 # exercise 5). Of minigrad's objects, the grader lets your code set only a counter's `version`.
@@ -190,21 +191,18 @@ SavedTensor.unpack = unpack
 _raise_modified = graded(_raise_modified)
 SavedTensor._raise_modified = _raise_modified
 # %% markdown
-# ## Part 3 — the leaf check: `_inplace`
+# ## Part 3 — the leaf check: `_inplace` and `_check_view_inplace`
 # `Tensor._inplace(self, function, storage_op, *args)` runs every in-place op (`add_`, `mul_`,
 # `+=`, `x[i] = v`, ...): `function` is the op autograd records, `storage_op` its kernel on
 # storage. Return `self`. What torch does:
 #
 # - an edit autograd does not record (see the contract) is a plain edit: `_mutate`, on storage;
-# - a recorded edit of a leaf that requires grad, of a view of one, or of a view made under
-#   `no_grad` is refused, with the errors of the contract (the view's when two apply), and changes
-#   nothing;
+# - a recorded edit of a view passes the view's checks, `self._check_view_inplace()` (you write it
+#   next); a recorded edit of a leaf that requires grad is refused, with the contract's error, and
+#   changes nothing;
 # - any other recorded edit is recorded by `self._record_inplace(function, *args)` (given: it
 #   applies `function` and moves the tensor onto the new node), then the version goes up by one,
 #   as after a plain edit.
-#
-# The checks include a view made under `no_grad` that then became a leaf requiring grad, and a
-# view of a leaf edited under `no_grad` (not recorded: allowed).
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -220,9 +218,8 @@ SavedTensor._raise_modified = _raise_modified
 # argument's `_data`, other arguments as they are. A recorded edit would give a leaf a `grad_fn`, and
 # it would stop being the leaf whose gradient you asked for: refuse it. A leaf that requires grad
 # is one with `_requires_grad` set and no `grad_fn`. When `self` is a view (`self._view` is not
-# `None`), the view checks come first: `views.check_inplace(self)` (a view made under `no_grad`),
-# then its base `self._view.base` being a leaf that requires grad. Then `self` itself. (For a tensor
-# that is no view, the leaf check may as well come first: with grad mode on, a tensor that
+# `None`), the view checks come first: `self._check_view_inplace()`. Then `self` itself. (For a
+# tensor that is no view, the leaf check may as well come first: with grad mode on, a tensor that
 # requires grad makes the edit recorded.)
 #
 # </details>
@@ -232,8 +229,7 @@ SavedTensor._raise_modified = _raise_modified
 # - Recording: grad mode on, and `self` or a tensor among `args` requires grad.
 # - Not recording: return `self._mutate(...)` with `storage_op` and the arguments, each tensor
 #   replaced by its `_data`.
-# - If `self` is a view: `views.check_inplace(self)`; then, if the view's base has
-#   `_requires_grad` set and no `grad_fn`, raise `RuntimeError` with `ERR_VIEW_OF_LEAF_INPLACE`.
+# - If `self` is a view: `self._check_view_inplace()`.
 # - If `self` has `_requires_grad` set and no `grad_fn`: raise `RuntimeError` with
 #   `ERR_LEAF_INPLACE`.
 # - Record: `self._record_inplace(function, *args)`. Add one to the counter's `version`. Return
@@ -244,6 +240,40 @@ SavedTensor._raise_modified = _raise_modified
 # %% locked plug-inplace
 _inplace = graded(_inplace)
 Tensor._inplace = _inplace
+# %% markdown
+# ### `_check_view_inplace`
+# `Tensor._check_view_inplace(self)` refuses a recorded in-place edit of `self`, a view, in torch's
+# order: first a view made under `no_grad` (`views.check_inplace(self)` raises torch's error), then
+# a view of a leaf that requires grad, `RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)`. It returns nothing.
+# `_inplace` runs it, and so does minigrad when a custom Function edits a view in place
+# (`ctx.mark_dirty`).
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# A view shares its base's memory: editing the view edits the base. Once the edit is recorded, the
+# base's history goes through it. What if the base is a leaf that requires grad?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# The view's base is `self._view.base`; it is a leaf that requires grad when it has
+# `_requires_grad` set and no `grad_fn`. A view made under `no_grad` is refused before that:
+# `views.check_inplace(self)` comes first.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `views.check_inplace(self)`.
+# - If `self._view.base` has `_requires_grad` set and no `grad_fn`: raise `RuntimeError` with
+#   `ERR_VIEW_OF_LEAF_INPLACE`.
+#
+# </details>
+# %% part Tensor._check_view_inplace
+# %% locked plug-check_view_inplace
+_check_view_inplace = graded(_check_view_inplace)
+Tensor._check_view_inplace = _check_view_inplace
 # %% code
 # Try it: a = minigrad.ones(2); a.add_(1); a._version   then   w = minigrad.ones(2, requires_grad=True); w.mul_(2)
 # %% tests test-version-bump 2+1

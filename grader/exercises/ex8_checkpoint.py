@@ -41,7 +41,7 @@
 #
 # ### What you write
 #
-# Four pieces of `minigrad.utils.checkpoint` (each stub keeps its signature and docstring):
+# Five pieces of `minigrad.utils.checkpoint` (each stub keeps its signature and docstring):
 #
 # * `checkpointed_forward(function, args, kwargs, preserve_rng_state)`: what `checkpoint(...,
 #   use_reentrant=False)` calls; it returns the body's output.
@@ -50,6 +50,8 @@
 # * `_Frame.unpack(self, holder)`: the unpack hook: it gets back what `pack` returned, and returns the
 #   tensor backward needs.
 # * `_Frame.recompute(self)`: runs the body again, for `unpack`.
+# * `rerun(function, args, kwargs, rng)`: runs a body again as a backward needs it (`recompute`
+#   calls it, and so does the backward of torch's other checkpoint, the reentrant one).
 #
 # A `_Frame` is the memory of one checkpointed call, given: `_Frame(function, inputs, kwargs, rng)`
 # keeps its arguments as attributes of the same names. The setup imports what the reference is
@@ -231,17 +233,15 @@ minigrad.utils.checkpoint._Frame.pack = pack
 unpack = graded(unpack)
 minigrad.utils.checkpoint._Frame.unpack = unpack
 # %% markdown
-# ## Part 4 — `_Frame.recompute` (open)
+# ## Part 4 — `_Frame.recompute` (open) and `rerun`
 #
-# Run `self.function` again on the saved inputs and `self.kwargs`, and make again, for `unpack`, the
-# tensors the forward's graph saved: the rerun saves the same tensors in the same order as the
-# forward, and each goes to `unpack` detached (the rerun's own graph is thrown away). The rerun must:
+# Run `self.function` again on the saved inputs and `self.kwargs`, through
+# `rerun(self.function, inputs, self.kwargs, self.rng)` (grad mode on, the forward's random numbers:
+# you write it next), and make again, for `unpack`, the tensors the forward's graph saved: the rerun
+# saves the same tensors in the same order as the forward, and each goes to `unpack` detached (the
+# rerun's own graph is thrown away). The rerun must:
 #
 # * see the inputs as they were saved, or fail if one was edited in place since;
-# * draw the forward's random numbers (when the frame has an `rng`), and leave the generator outside
-#   as it found it;
-# * save what the forward saved: backward runs with grad mode off, and a body run without grad mode
-#   saves nothing;
 # * stop as soon as it has made the last tensor the forward saved: the rest of the body must not
 #   run again;
 # * raise `CheckpointError` if the body ends before that (torch's message says how many tensors each
@@ -266,9 +266,7 @@ minigrad.utils.checkpoint._Frame.unpack = unpack
 # own to keep. Count them with a local (`nonlocal` in the hook), an attribute of the frame, or an
 # iterator over the positions. When the last holder is filled, raise an exception from the pack hook
 # and catch it around the body: it unwinds the body. The setup's `_StopRecomputation` is one that
-# nothing else raises (a class of your own, derived from `Exception`, works too). For the random
-# numbers, `torch.random.fork_rng` saves the generators' states on entry and puts them back on exit;
-# inside it, set the forward's state (`_set_rng_state(self.rng)`).
+# nothing else raises (a class of your own, derived from `Exception`, works too).
 #
 # </details>
 #
@@ -277,12 +275,7 @@ minigrad.utils.checkpoint._Frame.unpack = unpack
 # 1. The inputs: `saved.unpack(None)` for each one that was saved (a `SavedTensor`, or a
 #    `PackedTensor` when hooks were in force at the forward; it gives the tensor back, or raises if
 #    it was edited in place); the others as they are.
-# 2. Run `self.function(*inputs, **self.kwargs)` with:
-#    - **the forward's random numbers**: inside `torch.random.fork_rng(devices=..., enabled=...)`
-#      (so the generator outside is not disturbed; `self.rng[1]` lists the CUDA devices), put the
-#      saved state back in the generators (`_set_rng_state`, given the frame's `rng`); with it `None`,
-#      `enabled=False` and no devices;
-#    - **grad mode on** (`enable_grad()`);
+# 2. Run `rerun(self.function, inputs, self.kwargs, self.rng)` with:
 #    - **its own saved-tensor hooks**: the pack hook fills the next holder, in order (unless it is
 #      `None`), with the tensor **detached** (one that does not require grad can go in as it is),
 #      and returns a new `_Holder` with that tensor in it; the unpack hook is
@@ -297,6 +290,44 @@ minigrad.utils.checkpoint._Frame.unpack = unpack
 # %% locked plug-recompute
 recompute = graded(recompute)
 minigrad.utils.checkpoint._Frame.recompute = recompute
+# %% markdown
+# ### `rerun`
+#
+# `rerun(function, args, kwargs, rng)` runs `function(*args, **kwargs)` again and returns what it
+# returns, as a backward needs it:
+#
+# * with grad mode on: backward runs with grad mode off, and a body run without grad mode saves
+#   nothing;
+# * drawing the forward's random numbers: `rng` is the state `_rng_state` took before the forward
+#   (or `None`: then the generator is used as it is); the generator outside is left as it was found.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# Setting the generator's state back is easy; the difficulty is what it leaves behind. After the
+# backward, where should the generator be, and what would setting its state have done to it?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# `torch.random.fork_rng` saves the generators' states on entry and puts them back on exit; inside
+# it, set the forward's state (`_set_rng_state(rng)`), and run the body with grad mode on
+# (`enable_grad()`). `rng[1]` lists the CUDA devices whose generators it holds.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - Inside `torch.random.fork_rng(devices=..., enabled=...)` (with `rng` `None`: no devices and
+#   `enabled=False`) and `enable_grad()`:
+#   - if `rng` is not `None`: `_set_rng_state(rng)`;
+#   - return `function(*args, **kwargs)`.
+#
+# </details>
+# %% part rerun
+# %% locked plug-rerun
+rerun = graded(rerun)
+minigrad.utils.checkpoint.rerun = rerun
 # %% code
 # Try it:
 # x = minigrad.ones(2, requires_grad=True)

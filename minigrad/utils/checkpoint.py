@@ -143,14 +143,9 @@ class CheckpointFunction(Function):
         inputs = list(ctx.inputs)
         for i, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = tensor
-        devices = [] if ctx.rng is None else ctx.rng[1]
-        with torch.random.fork_rng(devices=devices, enabled=ctx.rng is not None):
-            if ctx.rng is not None:
-                _set_rng_state(ctx.rng)
-            detached = [arg.detach().requires_grad_(arg.requires_grad) if isinstance(arg, Tensor) else arg
-                        for arg in inputs]
-            with enable_grad():
-                outputs = ctx.run_function(*detached)
+        detached = [arg.detach().requires_grad_(arg.requires_grad) if isinstance(arg, Tensor) else arg
+                    for arg in inputs]
+        outputs = rerun(ctx.run_function, detached, {}, ctx.rng)
         outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
         pairs = [(out, grad) for out, grad in zip(outputs, grads) if isinstance(out, Tensor) and out.requires_grad]
         if not pairs:
@@ -207,10 +202,10 @@ class _Frame:
 
     # BEGIN EXERCISE 8
     def recompute(self):
-        """Run the function again from the saved inputs (refused if one was edited in place), with
-        the forward's random numbers, making again, detached, the tensors the forward saved, for
-        ``unpack``; stop as soon as the last is made (the rest of the body does not run again).
-        CheckpointError, in torch's words, if the body saves fewer tensors than the forward, or more."""
+        """Run the function again (``rerun``: grad mode on, the forward's random numbers) from the saved
+        inputs (refused if one was edited in place), making again, detached, the tensors the forward
+        saved, for ``unpack``; stop as soon as the last is made (the rest of the body does not run
+        again). CheckpointError, in torch's words, if the body saves fewer tensors than the forward, or more."""
         filled = 0
 
         def fill(tensor):
@@ -234,19 +229,29 @@ class _Frame:
             return kept
 
         args = [arg.unpack(None) if isinstance(arg, (SavedTensor, PackedTensor)) else arg for arg in self.inputs]
-        devices = [] if self.rng is None else self.rng[1]
         try:
-            with torch.random.fork_rng(devices=devices, enabled=self.rng is not None), \
-                    saved_tensors_hooks(fill, lambda kept: kept.value), enable_grad():
-                if self.rng is not None:
-                    _set_rng_state(self.rng)
-                self.function(*args, **self.kwargs)
+            with saved_tensors_hooks(fill, lambda kept: kept.value):
+                rerun(self.function, args, self.kwargs, self.rng)
         except _StopRecomputation:
             return
         raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the original "
                               f"forward and recomputation.\nNumber of tensors saved during forward: {len(self.holders)}"
                               f"\nNumber of tensors saved during recomputation: {filled}.")
     # END EXERCISE 8
+
+
+# BEGIN EXERCISE 8
+def rerun(function, args, kwargs, rng):
+    """Run ``function(*args, **kwargs)`` again, as both checkpoints' backward does (``_Frame.recompute``,
+    ``CheckpointFunction.backward``): with grad mode on, from the random state ``rng`` the forward
+    started from (when it is None, from the generators as they are), leaving the generators outside
+    as they were. Returns what ``function`` returns."""
+    devices = [] if rng is None else rng[1]
+    with torch.random.fork_rng(devices=devices, enabled=rng is not None), enable_grad():
+        if rng is not None:
+            _set_rng_state(rng)
+        return function(*args, **kwargs)
+# END EXERCISE 8
 
 
 def _rng_state(args):
