@@ -79,11 +79,8 @@ INPLACE_CHECKS = """    recording = grad_mode._state.grad_enabled and (
         self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
     if not recording:
         return self._mutate(storage_op, *(a._data if isinstance(a, Tensor) else a for a in args))
-    view = self._view
-    if view is not None:
-        views.check_inplace(self)
-        if view.base._requires_grad and view.base.grad_fn is None:
-            raise RuntimeError(ERR_VIEW_OF_LEAF_INPLACE)
+    if self._view is not None:
+        self._check_view_inplace()
     if self._requires_grad and self.grad_fn is None:
         raise RuntimeError(ERR_LEAF_INPLACE)
 """
@@ -94,10 +91,9 @@ INPLACE_LEAF_FIRST = """    view = self._view
     if not grad_mode.is_grad_enabled() or not any(t.requires_grad for t in involved):
         return self._mutate(storage_op, *[a._data if isinstance(a, Tensor) else a for a in args])
     if view is not None:
-        views.check_inplace(self)
-        for tensor, error in ((view.base, ERR_VIEW_OF_LEAF_INPLACE), (self, ERR_LEAF_INPLACE)):
-            if tensor._requires_grad and tensor.grad_fn is None:
-                raise RuntimeError(error)
+        self._check_view_inplace()
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(ERR_LEAF_INPLACE)
 """
 DESCRIBED = """    if self.tensor is None:
         data, producer, output_nr = self.data, node, self.output_nr
@@ -257,7 +253,7 @@ DESIGNS = {
          "    return None if saved is None else saved.unpack(self)"),
     ],
     "ex4_versions": [
-        ("_inplace: the leaf check first for a tensor that is no view, the view's checks as a table",
+        ("_inplace: the leaf check first for a tensor that is no view, the recording test written out",
          "Tensor-_inplace", INPLACE_CHECKS, INPLACE_LEAF_FIRST),
         ("_raise_modified: a saved output rebuilt, then every tensor described alike",
          "SavedTensor-_raise_modified", DESCRIBED, DESCRIBED_AS_REBUILT),

@@ -248,17 +248,7 @@ def times_two(lib):
     return y.grad_fn._saved_other, y.grad_fn._saved_self
 
 
-def second_derivative(lib):
-    """(a * b).sum()'s gradient, then the gradient of that gradient's sum: a second derivative."""
-    a = lib.tensor([1.0, 2.0, -0.5], dtype=lib.float64, requires_grad=True)
-    b = lib.tensor([3.0, -1.0, 4.0], dtype=lib.float64, requires_grad=True)
-    (grad_a,) = lib.autograd.grad((a * b * b).sum(), (a,), create_graph=True)
-    (grad_b,) = lib.autograd.grad(grad_a.sum(), (b,))
-    return grad_a, grad_b
-
-
 check("a * 2 (a Python number is saved as a tensor)", times_two)
-check("a second derivative through Mul", second_derivative)
 ### END HIDDEN TESTS
 
 # %% tests test-Mul-broadcast 2+1

@@ -112,6 +112,7 @@ def peak_saved(lib, step):
         with memory.SavedBytes(torch) as saved:
             step()
         return {"peak": saved.peak, "after": saved.current}
+    gc.collect()  # graphs that died in reference cycles earlier must not leave the count during the step
     memory.reset_peak()
     base = memory.saved_bytes()
     step()
