@@ -89,7 +89,7 @@ CAPSTONE_IN_PLACE_DIAGNOSIS = """    ("h -= running_mean edited in place the out
 """
 
 
-def _capstone_unchanged():
+def capstone_unchanged():
     """(the reference's body, the colleague's): exercise 10's broken script submitted as the fix,
     unchanged but for its name, read from the spec's locked ``broken`` cell."""
     spec = (Path(__file__).parent / "exercises" / "ex10_capstone.py").read_text()
@@ -554,7 +554,7 @@ MISTAKES = {
          .replace(CAPSTONE_COUNT_OUTSIDE, "        z = checkpoint(lib, block_function, h)\n"), "test-logs"),
         ("the body's features detached before centring: the body gets no gradient", "fixed_train",
          "h = body(x).relu()", "h = body(x).relu().detach()", "test-training"),
-        ("the colleague's script submitted unchanged", "fixed_train", *_capstone_unchanged(), "test-training"),
+        ("the colleague's script submitted unchanged", "fixed_train", *capstone_unchanged(), "test-training"),
         # wrong diagnoses
         ("a bug left out of the diagnoses", "diagnoses", CAPSTONE_IN_PLACE_DIAGNOSIS, "", "test-diagnoses"),
         ("the in-place edit diagnosed with a tool that does not show it", "diagnoses",
