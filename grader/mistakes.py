@@ -6,6 +6,10 @@ in other designs are kept beside them, in ``designs.py``.
 
 ``MISTAKES``: exercise -> [(what the learner got wrong, the part's grade_id, text of the reference,
 the wrong text that replaces it, a visible test that must fail)]."""
+import ast
+from pathlib import Path
+
+from .notebooks import cells_of
 
 # Longer texts: parts of the reference and the wrong versions that restructure them.
 WALK = """    stack = list(root_nodes)
@@ -52,16 +56,56 @@ RUN_NODE = """    outputs = validate_outputs(node, node.apply(grads))
     if not retain_graph:
         node._release_saved()
     return outputs"""
-# exercise 10's step, from zero_grad to the optimizer's step
-CAPSTONE_STEP = """        optimizer.zero_grad()
-        h = (inp(chunks[step]) + state).sigmoid()
-        h = h - h.mean(0)
-        state = checkpoint(lib, block, h)
-        log["block runs"] += 1
-        loss = ((head(state) - targets[step]) ** 2).mean()
+# exercise 10's fixed script: from the block's function to the step's backward, and the validation
+CAPSTONE_LOOP = """    def block_function(h):
+        return block(h).tanh()
+
+    for step in range(steps):
+        start = step * batch_size % len(y_train)
+        x, y = x_train[start:start + batch_size], y_train[start:start + batch_size]
+        body_optimizer.zero_grad()
+        head_optimizer.zero_grad()
+
+        h = body(x).relu()
+        batch_mean = h.mean(0)
+        h = h - running_mean
+        running_mean = (0.9 * running_mean + 0.1 * batch_mean).detach()
+        z = checkpoint(lib, block_function, h)
+        log["examples"] += len(h)
+        scores = head(z)
+        loss = lib.nn.functional.cross_entropy(scores, y)
+
         loss.backward()
-        optimizer.step()
 """
+CAPSTONE_COUNT_OUTSIDE = """        z = checkpoint(lib, block_function, h)
+        log["examples"] += len(h)
+"""
+CAPSTONE_VALIDATION = """        with no_grad(lib):
+            val_loss, val_accuracy = evaluate(lib, body, block, head, running_mean, x_val, y_val)
+        log["loss"].append(loss.item())
+        log["accuracy"].append(accuracy(scores, y))
+        log["grad_norm"].append(grad_norm)
+        log["val_loss"].append(val_loss.item())"""
+CAPSTONE_IN_PLACE_DIAGNOSIS = """    ("h -= running_mean edited in place the output that relu saved for its backward",
+     "the RuntimeError naming versions, then detect_anomaly naming the relu line"),
+"""
+
+
+def capstone_unchanged():
+    """(the reference's body, the colleague's): exercise 10's broken script submitted as the fix,
+    unchanged but for its name, read from the spec's locked ``broken`` cell."""
+    spec = (Path(__file__).parent / "exercises" / "ex10_capstone.py").read_text()
+    cells = {(kind, args[0]): body for kind, args, body in cells_of(spec) if args}
+    reference = "\n".join(line for line in cells["answer", "fixed_train"].splitlines()
+                          if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+    bodies = []
+    for text, name in ((reference, "fixed_train"), (cells["locked", "broken"], "broken_train")):
+        function = next(node for node in ast.parse(text).body if getattr(node, "name", None) == name)
+        lines = text.splitlines()[function.body[1].lineno - 1:function.end_lineno]  # after the docstring
+        bodies.append("\n".join(lines))
+    return tuple(bodies)
+
+
 # exercise 6's SGD step: its weight decay and momentum blocks, to swap them
 _DECAY = '    if group["weight_decay"] != 0:\n        grad = grad.add(param, alpha=group["weight_decay"])\n'
 _MOMENTUM = ('    momentum = group["momentum"]\n    if momentum != 0:\n        state = self.state[param]\n'
@@ -474,26 +518,52 @@ MISTAKES = {
          "test-Softmax-graph"),
     ],
     "ex10_capstone": [
-        ("the validation loss logged as a tensor, its graph kept", "fixed_train",
-         "        with no_grad(lib):\n            log[\"val_loss\"].append(((head(cell(inp(x_val).sigmoid()).tanh()) - y_val) ** 2).mean().item())",
-         "        log[\"val_loss\"].append(((head(cell(inp(x_val).sigmoid()).tanh()) - y_val) ** 2).mean())", "test-memory"),
-        ("the features centred in place (sigmoid's saved result edited)", "fixed_train",
-         "h = h - h.mean(0)", "h -= h.mean(0)", "test-training"),
-        ("no zero_grad: momentum adds up every step's gradients", "fixed_train",
-         "        optimizer.zero_grad()\n", "", "test-training"),
-        ("zero_grad between backward and step", "fixed_train", CAPSTONE_STEP,
-         CAPSTONE_STEP.replace("        optimizer.zero_grad()\n", "").replace(
-             "        optimizer.step()", "        optimizer.zero_grad()\n        optimizer.step()"), "test-training"),
-        ("the state not detached, retain_graph=True kept", "fixed_train",
-         "        loss.backward()\n        optimizer.step()\n        state = state.detach()\n",
-         "        loss.backward(retain_graph=True)\n        optimizer.step()\n", "test-training"),
-        ("the state not detached, no retain_graph: the second step fails", "fixed_train",
-         "        state = state.detach()\n", "", "test-training"),
-        ("the block counted inside the checkpointed block", "fixed_train",
-         "    def block(h):\n        return cell(h).tanh()",
-         "    def block(h):\n        log[\"block runs\"] += 1\n        return cell(h).tanh()", "test-logs"),
-        ("the state detached before the head: the cell learns nothing", "fixed_train",
-         "        log[\"block runs\"] += 1\n        loss =",
-         "        log[\"block runs\"] += 1\n        state = state.detach()\n        loss =", "test-training"),
+        # each planted bug left alone
+        ("the validation loss logged as a tensor made with grad mode on (bug left)", "fixed_train",
+         CAPSTONE_VALIDATION, CAPSTONE_VALIDATION.replace("        with no_grad(lib):\n            val_loss", "        val_loss")
+         .replace("val_loss.item()", "val_loss"), "test-memory"),
+        ("the running mean carried without detach, retain_graph=True kept (bug left)", "fixed_train", CAPSTONE_LOOP,
+         CAPSTONE_LOOP.replace("(0.9 * running_mean + 0.1 * batch_mean).detach()", "0.9 * running_mean + 0.1 * batch_mean")
+         .replace("loss.backward()", "loss.backward(retain_graph=True)"), "test-graph"),
+        ("relu's output centred in place (bug left)", "fixed_train", "h = h - running_mean", "h -= running_mean",
+         "test-training"),
+        ("the examples counted inside the checkpointed block (bug left)", "fixed_train", CAPSTONE_LOOP,
+         CAPSTONE_LOOP.replace("        return block(h).tanh()", "        log[\"examples\"] += len(h)\n        return block(h).tanh()")
+         .replace(CAPSTONE_COUNT_OUTSIDE, "        z = checkpoint(lib, block_function, h)\n"), "test-logs"),
+        ("zero_grad of the head's optimizer only (bug left)", "fixed_train", "        body_optimizer.zero_grad()\n", "",
+         "test-training"),
+        # half-fixes
+        (".detach() called for its effect, retain_graph dropped: the second step's backward fails", "fixed_train",
+         "running_mean = (0.9 * running_mean + 0.1 * batch_mean).detach()",
+         "running_mean = 0.9 * running_mean + 0.1 * batch_mean\n        running_mean.detach()", "test-training"),
+        ("the running mean detached before its update only: each step reaches into the one before", "fixed_train",
+         "(0.9 * running_mean + 0.1 * batch_mean).detach()", "0.9 * running_mean.detach() + 0.1 * batch_mean",
+         "test-training"),
+        ("the running mean detached, retain_graph=True kept: each step's graph held until the next", "fixed_train",
+         "loss.backward()", "loss.backward(retain_graph=True)", "test-memory"),
+        ("the validation loss evaluated under no_grad, logged as a tensor", "fixed_train",
+         'log["val_loss"].append(val_loss.item())', 'log["val_loss"].append(val_loss)', "test-logs"),
+        ("the validation loss logged with .item(), evaluated with grad mode on: its graph alive at each report",
+         "fixed_train", CAPSTONE_VALIDATION, CAPSTONE_VALIDATION.replace(
+             "        with no_grad(lib):\n            val_loss", "        val_loss"), "test-memory"),
+        ("zero_grad of the body's optimizer only", "fixed_train", "        head_optimizer.zero_grad()\n", "",
+         "test-training"),
+        ("zero_grad between backward and step: no gradient left to step with", "fixed_train", CAPSTONE_LOOP,
+         CAPSTONE_LOOP.replace("        body_optimizer.zero_grad()\n        head_optimizer.zero_grad()\n", "").replace(
+             "        loss.backward()\n",
+             "        loss.backward()\n        body_optimizer.zero_grad()\n        head_optimizer.zero_grad()\n"),
+         "test-training"),
+        ("the count moved after the layer, still inside the checkpointed block", "fixed_train", CAPSTONE_LOOP,
+         CAPSTONE_LOOP.replace("        return block(h).tanh()",
+                               "        a = block(h)\n        log[\"examples\"] += len(h)\n        return a.tanh()")
+         .replace(CAPSTONE_COUNT_OUTSIDE, "        z = checkpoint(lib, block_function, h)\n"), "test-logs"),
+        ("the body's features detached before centring: the body gets no gradient", "fixed_train",
+         "h = body(x).relu()", "h = body(x).relu().detach()", "test-training"),
+        ("the colleague's script submitted unchanged", "fixed_train", *capstone_unchanged(), "test-training"),
+        # wrong diagnoses
+        ("a bug left out of the diagnoses", "diagnoses", CAPSTONE_IN_PLACE_DIAGNOSIS, "", "test-diagnoses"),
+        ("the in-place edit diagnosed with a tool that does not show it", "diagnoses",
+         "the RuntimeError naming versions, then detect_anomaly naming the relu line",
+         "minigrad.memory.saved_bytes() after each step", "test-diagnoses"),
     ],
 }

@@ -64,7 +64,7 @@ def submissions(root, exercise):
 
 def grade(root, exercise, workers, sandbox):
     """Place the exercise's submissions, grade them, validate them; returns [(student, what, row of
-    workflow.scores with "validate": Validate's first line when it fails, else None)]."""
+    workflow.scores with "validate": what Validate says when it fails, else None)]."""
     made = submissions(root, exercise)
     for student, (_, notebook) in made.items():
         folder = root / ".course" / "submitted" / student / exercise
@@ -77,7 +77,7 @@ def grade(root, exercise, workers, sandbox):
 
 
 def validated(root, exercise, notebooks, workers):
-    """{student: None where the course's Validate passes their notebook, else what it says first},
+    """{student: None where the course's Validate passes their notebook, else what it says},
     each notebook validated in a copy of the release (its staged minigrad and the reference's
     results Validate reads), by ``workers`` checkers at once."""
     sys.path.insert(0, str(root / "grader" / "lab"))
@@ -102,7 +102,8 @@ def validated(root, exercise, notebooks, workers):
                 answer = await course_validate.validate(path, one)
                 value = answer["value"]
                 said[student] = (None if answer["success"] and "failed" not in value else
-                                 _first_lines(value["failed"][0]) if answer["success"] else str(value))
+                                 "\n".join((value["failed"][0]["source"], value["failed"][0]["raw_error"]))
+                                 if answer["success"] else str(value))
             if one.process is not None:
                 one.process.kill()
                 await one.process.wait()
@@ -111,9 +112,9 @@ def validated(root, exercise, notebooks, workers):
     return asyncio.run(validate_all())
 
 
-def _first_lines(failed):
-    """A failing Validate's header and the first line of its first report."""
-    return " ".join([failed["source"], *failed["raw_error"].splitlines()[:1]])
+def _first_lines(said):
+    """A failing Validate's header and the first line of its first report, on one line."""
+    return " ".join(said.splitlines()[:2])
 
 
 def points(root, exercise):
@@ -140,7 +141,7 @@ def verdict(full, graded):
             mismatches.append(f"design '{what}': {row['score']:g}/{full:g}, failed {', '.join(lost)}")
         if (student == "reference" or student.startswith("design")) and row.get("validate"):
             mismatches.append(f"{what if student == 'reference' else 'design ' + repr(what)}: Validate fails: "
-                              f"{row['validate']}")
+                              f"{_first_lines(row['validate'])}")
         elif (student == "untouched" or student.startswith("wrong")) and "validate" in row and row["validate"] is None:
             mismatches.append(f"{'wrong version ' + repr(what) if student.startswith('wrong') else what}: "
                               "Validate passes it")

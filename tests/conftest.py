@@ -24,10 +24,11 @@ def lib(request):
 
 def pytest_configure(config):
     """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME; the
-    exercises' staged packages (build outputs) are staged from the current minigrad/."""
-    from grader import parts
+    exercises' staged packages (build outputs) are staged from the current minigrad/, with the
+    reference's results Validate reads."""
+    from grader import build
 
-    parts.stage(Path(__file__).resolve().parent.parent)
+    build.stage(Path(__file__).resolve().parent.parent)
     state = tempfile.mkdtemp(prefix="minigrad-jupyter-")
     for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                              ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):

@@ -2,6 +2,8 @@
 generate_assignment + autograde: reference -> full marks, untouched stubs -> zero, a typical mistake
 -> partial credit with a message naming the scenario. That the release hides the answers:
 test_answers_stay_hidden.py."""
+import ast
+import hashlib
 import os
 import shutil
 import subprocess
@@ -42,9 +44,8 @@ MISTAKES = {
                        "test-body-runs", "'a counter in the body: forward, backward, early stop'"),
     "ex9_gpu_kernel": ("softmax_kernel", "shift = tl.max(top, 0)", "shift = 0.0", "test-softmax_kernel",
                        "'large values'"),
-    "ex10_capstone": ("fixed_train", "    def block(h):\n        return cell(h).tanh()",
-                      "    def block(h):\n        log[\"block runs\"] += 1\n        return cell(h).tanh()", "test-logs",
-                      "'3 steps: the logs'"),
+    "ex10_capstone": ("fixed_train", "loss.backward()", "loss.backward(retain_graph=True)", "test-memory",
+                      "'10 steps of 50: bytes held at each report'"),
 }
 
 
@@ -243,3 +244,20 @@ def test_only_the_exercises_that_require_triton_use_it():
     for spec in exercise_specs(ROOT):
         text = spec.read_text()
         assert ("triton" in text.lower()) == text.startswith("# %% requires triton"), spec.name
+
+
+def test_the_capstone_s_hashed_key_words_are_its_key_words():
+    """Exercise 10's Validate compares the hashes of a learner's words with ``HASHED_KEY_WORDS`` (so the
+    release shows no key word); grading's hidden check reads the words themselves (``KEY_WORDS``, in
+    the hidden block). The two must agree, and every key word must be one the check can see: lower
+    case, one word or two."""
+    spec = (ROOT / "grader" / "exercises" / "ex10_capstone.py").read_text()
+    found = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(spec).body
+             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) in
+             ("SALT", "HASHED_KEY_WORDS", "KEY_WORDS")}
+    assert len(found["KEY_WORDS"]) == len(found["HASHED_KEY_WORDS"]) == 5
+    for words, hashes in zip(found["KEY_WORDS"], found["HASHED_KEY_WORDS"]):
+        for group, hashed in zip(words, hashes):
+            assert all(re.fullmatch(r"[a-z0-9_]+( [a-z0-9_]+)?", word) for word in group), group
+            assert set(hashed.split()) == {
+                hashlib.sha256((found["SALT"] + word).encode()).hexdigest()[:12] for word in group}, group
