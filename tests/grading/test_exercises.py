@@ -5,6 +5,7 @@ test_answers_stay_hidden.py."""
 import ast
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,8 @@ import nbformat
 import pytest
 
 from grader import selftest, verdicts
-from grader.devices import grading_device
 from grader.build import ROOT, exercise_specs, nbgrader_env
+from grader.devices import grading_device
 from grader.sandbox import check_available
 from support import reference_solutions, submission_like
 
@@ -195,7 +196,7 @@ def test_the_broken_program_submitted_as_its_fix_fails_validate_and_loses_points
     assert [test for test, (passed, _) in results.items() if not passed]
 
 
-REJECTED_IN_KERNEL = "`import os` at the cell of _release_saved, line 4 is not allowed in graded code"
+REJECTED_IN_KERNEL = "`import os` at the cell of _release_saved, line {line} is not allowed in graded code"
 
 
 @pytest.mark.parametrize("filled, verdict", [("reference", "Success! Your notebook passes all the tests."),
@@ -215,6 +216,7 @@ def test_learner_validate_on_exercise_3(course, filled, verdict):
         (cell,) = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == MISTAKES[exercise][0]]
         cell.source = cell.source.replace('"""\n', '"""\n    import os\n', 1)
         nbformat.write(notebook, learner / f"{exercise}.ipynb")
+        verdict = verdict.format(line=cell.source.splitlines().index("    import os") + 1)
     done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(learner / f"{exercise}.ipynb")],
                           cwd=learner, env=nbgrader_env(course), capture_output=True, text=True, timeout=300)
     assert verdict in done.stdout, done.stdout + done.stderr

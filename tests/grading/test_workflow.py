@@ -151,7 +151,7 @@ def test_feedback_shows_hidden_tests_only_as_passed_or_failed(course):
     assert "ada" in written and said.startswith(f"wrote feedback for {len(written)} submissions of {EXERCISE} in ")
     html = (root / ".course" / "feedback" / "ada" / EXERCISE / f"{EXERCISE}.html").read_text()
     assert "hidden test — passed — 1/1 points" in html
-    assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
+    assert "fails_part_way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "seed 003: m = k after backward" in html
 
 
@@ -166,8 +166,25 @@ def test_a_failing_visible_check_reaches_the_learner_in_full(course):
     toc = html[html.index('<div id="toc">'):html.index("</ol>")]  # each test named by its scenarios
     assert "Test cell" not in toc and "visible checks" in toc and "hidden checks" in toc
     assert "seed 003: m = k after backward" in toc
-    assert "failing part-way" not in html and "BEGIN HIDDEN TESTS" not in html
+    assert "fails_part_way" not in html and "BEGIN HIDDEN TESTS" not in html
     assert "Graded on CPU (no CUDA device on the grading machine)." in html or "Graded on CUDA (" in html
+
+
+def test_a_failed_hidden_check_is_named_by_its_title_in_the_feedback(course):
+    """Issue 34: a hidden test that fails names, in the learner's feedback, the titles of its checks
+    that failed (from the grader's run), and only their titles: not their code, inputs or results."""
+    root, _ = course
+    workflow.feedback(EXERCISE, root=root)
+    graded = nbformat.read(root / ".course" / "autograded" / "hal" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    failed = {cell.metadata["nbgrader"]["grade_id"]: cell.metadata["minigrad"]["failed checks"] for cell in graded.cells
+              if cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-hidden")
+              and cell.metadata["minigrad"]["failed checks"]}
+    assert failed, "hal's submission fails no hidden check: the test needs one that does"
+    html = (root / ".course" / "feedback" / "hal" / EXERCISE / f"{EXERCISE}.html").read_text()
+    for titles in failed.values():
+        for title in titles:
+            assert html.count(title) >= 2, title  # in the note that lists the hidden checks, and as failed
+            assert f"failed: {title!r}" in html.replace("&#39;", "'"), title
 
 
 def test_a_plain_rerun_grades_again_what_the_grader_failed_and_nothing_else(course):
