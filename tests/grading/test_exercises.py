@@ -156,19 +156,20 @@ def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exer
 
 
 
-def _broken_programs():
-    """(exercise, the given broken program's name, its fix's answer cell) for each exercise whose
-    release gives a program to fix (a locked cell defining ``broken_NAME``, answered by ``fixed_NAME``)."""
-    found = []
-    for exercise in EXERCISES:
-        notebook = nbformat.read(ROOT / "exercises" / exercise / f"{exercise}.ipynb", as_version=4)
-        for cell in notebook.cells:
-            for name in re.findall(r"^def broken_(\w+)\(", cell.source, re.M):
-                found.append(pytest.param(exercise, f"broken_{name}", f"fixed_{name}", id=f"{exercise}-{name}"))
-    return found
+# The programs an exercise gives to fix (a training loop), and the answer cell that fixes each.
+BROKEN_PROGRAMS = [("ex5_grad_modes", "leaky_train_step", "train_step"), ("ex6_training", "broken_fit", "fixed_fit"),
+                   ("ex10_capstone", "broken_train", "fixed_train")]
 
 
-@pytest.mark.parametrize("exercise, broken, fixed", _broken_programs())
+def test_every_program_given_to_fix_is_listed():
+    given = sorted((exercise, name) for exercise in EXERCISES
+                   for cell in nbformat.read(ROOT / "exercises" / exercise / f"{exercise}.ipynb", as_version=4).cells
+                   if not cell.metadata.get("nbgrader", {}).get("solution")
+                   for name in re.findall(r"^def ((?:broken|leaky)_\w+)\(", cell.source, re.M))
+    assert given == sorted((exercise, broken) for exercise, broken, _ in BROKEN_PROGRAMS)
+
+
+@pytest.mark.parametrize("exercise, broken, fixed", BROKEN_PROGRAMS)
 def test_the_broken_program_submitted_as_its_fix_fails_validate_and_loses_points(tmp_path, exercise, broken, fixed):
     """Issue 34: where the learner fixes a given program (a training loop), Validate's torch side is
     the reference's, not the learner's program run with torch: the program left as given fails
