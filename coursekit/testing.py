@@ -15,6 +15,7 @@ import minigrad
 
 
 _rejected = {}  # what ``graded`` found, by the name of the definition
+_namespaces = []  # those ``graded`` made the learner's cells anew in, earliest first
 _with_torch = False  # whether ``both`` is running a scenario with torch (the guards stand aside)
 _raised = None
 """While a check runs its scenario, a list: the exceptions ``outcome`` caught in minigrad's run, first
@@ -135,7 +136,12 @@ def _under_guards(guards, definition, functions, tree, filename):
     cell_globals = next(f.__globals__ for f in functions if hasattr(f, "__globals__"))
     namespace.update({key: value for key, value in cell_globals.items()
                       if not key.startswith("__") and getattr(value, "__module__", None) != __name__})
+    before = dict(namespace)
     exec(guards.compile_graded(tree, filename), namespace)  # noqa: S102 - the learner's own cell, as grading runs it
+    defined = {key: value for key, value in namespace.items() if before.get(key, namespace) is not value}
+    for earlier in _namespaces:  # as in grading, where the cells share one namespace: an earlier part
+        earlier.update(defined)  # calls what a later cell defines (recompute calls rerun)
+    _namespaces.append(namespace)
     return namespace.get(name, definition)
 
 
