@@ -5,6 +5,7 @@ test_answers_stay_hidden.py."""
 import ast
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
