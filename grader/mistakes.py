@@ -117,8 +117,9 @@ _MOMENTUM = ('    momentum = group["momentum"]\n    if momentum != 0:\n        s
 # exercise: [(what the learner got wrong, part's grade_id, reference text, wrong text, the test that must fail)]
 MISTAKES = {
     "ex1_ops": [
-        ("Mul saves both inputs", "Mul", "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
-         "ctx.save_for_backward(a, b)", "test-Mul-saved"),
+        ("save_factors saves both factors", "save_factors",
+         "ctx.save_for_backward(a if need_b else None, b if need_a else None)", "ctx.save_for_backward(a, b)",
+         "test-save_factors"),
         ("sum_to sums one leading dimension only", "sum_to", "grad = grad.sum(tuple(range(lead)))",
          "grad = grad.sum(0)", "test-sum_to"),
         ("Mm's weight gradient laid out contiguously", "Mm", "mat2_grad(grad, a, ctx.mat2_layout) if a",
@@ -128,7 +129,7 @@ MISTAKES = {
          "_keep_dims(grad, ctx.dims, False)", "test-SumDim"),
         ("Mul's gradients swapped: grad * a for a", "Mul", MUL_GRADS,
          "return (grad * a if b is not None else None, grad * b if a is not None else None)", "test-Mul-saved"),
-        ("Mul saves the input that needs a gradient, not the other one", "Mul",
+        ("save_factors saves the factor that needs a gradient, not the other one", "save_factors",
          "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
          "ctx.save_for_backward(a if need_a else None, b if need_b else None)", "test-Mul-saved"),
         ("Mul's backward computes on storage (plain torch tensors: no double backward)", "Mul", MUL_GRADS,

@@ -8,17 +8,20 @@
 # `ctx.save_for_backward(...)`; `backward(ctx, grad)` turns the gradient of the output into one
 # gradient per input, written with minigrad ops. The `ctx` *is* the node you see as `y.grad_fn`.
 #
-# **The contract.** You write five parts, in this order: `SumDim`, `sum_to`, `Mul`, `Exp` and `Mm`.
-# Four are ops (classes with a `forward` and a `backward`); `sum_to(grad, shape)` is a function.
+# **The contract.** You write six parts, in this order: `SumDim`, `sum_to`, `save_factors`, `Mul`,
+# `Exp` and `Mm`. Four are ops (classes with a `forward` and a `backward`); `sum_to(grad, shape)` and
+# `save_factors(ctx, a, b)` are functions.
 # Each stub keeps its signature and docstring. For every op, torch's node is the reference: the
 # same values, the same gradients, and the same saved tensors. torch saves only what the backward
 # needs: match it exactly. The graded checks build small graphs with PyTorch and with your
 # minigrad, **call the nodes by hand** (`y.grad_fn(grad)`) and compare:
 #
 # - `a.sum(dim, keepdim)` over one dim, a negative dim, a tuple of dims, with and without
-#   `keepdim`: the sum and the gradient;
+#   `keepdim`: the sum and the gradient (and `a.mean(dim)`, given, which runs your `SumDim`);
 # - `sum_to(grad, shape)` against torch's `grad.sum_to_size(shape)`: shapes that broadcasting
 #   extended with leading dims, stretched from size 1, both, or left as they were (down to `()`);
+# - `save_factors`, through the products given to you that run it, `a.dot(b)`, `m.mv(v)` and
+#   `a.bmm(b)`, with one or both factors requiring grad: what each node saved;
 # - `a * b` with `a`, `b` or both requiring grad, with broadcast shapes, with a Python number
 #   (`a * 2`) and on the GPU when the grader has one: values, gradients, and what the node saved
 #   (`_saved_self`, `_saved_other`); called with a gradient that itself requires grad, the
@@ -30,8 +33,9 @@
 #
 # **Open:** `SumDim` and `sum_to`. What `SumDim` keeps on `ctx` (plain attributes, named as you
 # like) and which minigrad ops rebuild its gradient, and how `sum_to` finds the dimensions to sum,
-# are yours: the checks compare only values and shapes. For `Mul`, `Exp` and `Mm` the decision is
-# which tensors the node keeps; torch's choice is the one graded, and working it out is the point.
+# are yours: the checks compare only values and shapes. For the products (`save_factors`) and `Exp`
+# the decision is which tensors the node keeps; torch's choice is the one graded, and working it out
+# is the point.
 #
 # Useful: `ctx.needs_input_grad` (one bool per forward argument), `a._data` (the storage of a
 # minigrad tensor), `ctx.saved_tensors`. Each part has three hints, folded: open them one at a
@@ -57,6 +61,8 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # `y = a.sum(dim, keepdim)`, torch's `SumBackward1`. Every element that went into a sum gets that
 # sum's gradient. The node saves no tensor: it needs only shapes, so a second backward through it
 # works. `backward` returns one gradient per forward argument: `None` for `dim` and `keepdim`.
+# `a.mean(dim, keepdim)`, given (torch's `MeanBackward1`), runs your `SumDim` too: its gradient is
+# yours divided by how many elements each mean took.
 #
 # **Open:** what you keep on `ctx`, and with which minigrad ops you turn `grad` (shaped like `y`)
 # into a gradient shaped like `a`.
@@ -93,6 +99,9 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the 
 # %% locked plug-SumDim
 SumDim = graded(SumDim)
 minigrad.ops.SumDim = SumDim
+# MeanDim (given) runs SumDim's forward and backward, looked up in its module, minigrad/ops/reductions.py,
+# each time it runs: assigning yours there makes a.mean(dim) run it.
+minigrad.ops.reductions.SumDim = SumDim
 # %% tests test-SumDim 1+1
 def sum_graph(lib, shape, dim, keepdim):
     lib.manual_seed(2)
@@ -110,6 +119,18 @@ check("a.sum((-2, -1)): negative dims, counted from the end", sum_graph, (2, 3, 
 check("a.sum(-1)", sum_graph, (2, 3, 4), -1, False)
 check("a.sum((0, 2), keepdim=True)", sum_graph, (2, 3, 4), (0, 2), True)
 check("a.sum((-3, 1), keepdim=True)", sum_graph, (2, 3, 4), (-3, 1), True)
+
+
+def mean_graph(lib, shape, dim, keepdim):
+    lib.manual_seed(2)
+    a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
+    y = a.mean(dim, keepdim=keepdim)
+    grad = lib.arange(float(y.numel()), dtype=lib.float64).reshape(tuple(y.shape))
+    return {"y": y, "node": y.grad_fn, "grad": y.grad_fn(grad)}
+
+
+check("a.mean((0, 2)) (given: it runs your SumDim)", mean_graph, (2, 3, 4), (0, 2), False)
+check("a.mean(-1, keepdim=True) (given: it runs your SumDim)", mean_graph, (2, 3, 4), -1, True)
 ### END HIDDEN TESTS
 
 # %% markdown
@@ -169,37 +190,92 @@ check("sum_to (2, 1, 3) -> (1, 1, 1)", reduce_to, (2, 1, 3), (1, 1, 1))
 ### END HIDDEN TESTS
 
 # %% markdown
-# ## Part 3 — `Mul`
-# `y = a * b`, torch's `MulBackward0`. The gradient for `a` is `grad * b` and the gradient for `b`
-# is `grad * a`. What the node saves is compared with torch's: `_saved_self` is the first tensor you
-# give `ctx.save_for_backward`, `_saved_other` the second (`None` where nothing is saved). Which
-# tensors must the node keep? That is the puzzle of the forum thread "Which is freed, which is
-# not?". With broadcasting, leave each gradient shaped like the product: the engine sums it down
-# to its input's shape with your `sum_to` (as torch's engine does), so `backward` needs no shapes.
+# ## Part 3 — `save_factors`
+# `save_factors(ctx, a, b)` decides what the node of a product keeps of its two factors `a` and `b`.
+# Five ops run it: `Mul` and `Mm`, which you write next, and, given to you, `a.dot(b)`, `m.mv(v)` and
+# `a.bmm(b)` (`DotBackward0`, `MvBackward0`, `BmmBackward0`). It calls `ctx.save_for_backward` once,
+# with two places, `a`'s then `b`'s, each holding its factor or `None` as torch's node does: they are
+# the node's `_saved_self` and its second saved tensor (`_saved_other`, `_saved_mat2`,
+# `_saved_tensor` or `_saved_vec`), compared with torch's. It returns nothing. Which factors must the
+# node keep? That is the puzzle of the forum thread "Which is freed, which is not?".
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
-# Suppose only `a` requires grad. Which gradient will backward compute, and which tensor does it
-# read? Does the node need the other one at all?
+# The gradient of `a * b` for `a` is `grad * b`, and for `b` it is `grad * a` (for `a @ b`:
+# `grad @ b.T` and `a.T @ grad`). Suppose only `a` requires grad. Which gradient will backward
+# compute, and which factor does it read? Does the node need the other one at all?
 #
 # </details>
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# Each gradient needs the *other* input. Keep `b` only if `a` needs a gradient, and `a` only if `b`
-# does (`ctx.needs_input_grad`); put `None` in the place of a tensor you don't keep, so that the
-# places stay (self, other). In `backward`, read them back with `ctx.saved_tensors` (minigrad
-# tensors, so the gradients get a graph when `grad` requires grad), and return `None` for the input
-# whose partner was not kept. A Python number (`a * 2`) reaches `forward` already wrapped as a
-# tensor.
+# Each gradient needs the *other* factor. Keep `b` only if `a` needs a gradient, and `a` only if `b`
+# does: `ctx.needs_input_grad` holds one bool per input of the product. Put `None` in the place of a
+# factor you don't keep, so that the places stay (`a`'s, `b`'s).
 #
 # </details>
 #
 # <details><summary>Hint 3 — the pseudocode</summary>
 #
-# - `forward`: read the two flags of `ctx.needs_input_grad`. Save two places, (self, other): `a`
-#   if `b` needs a gradient, else `None`; `b` if `a` needs one, else `None`. Return the product of
-#   the two storages.
+# - Read the two flags of `ctx.needs_input_grad`.
+# - Call `ctx.save_for_backward` with two places: `a` if `b` needs a gradient, else `None`; `b` if
+#   `a` needs one, else `None`.
+#
+# </details>
+# %% part save_factors
+# %% locked plug-save_factors
+save_factors = graded(save_factors)
+# Mv, Dot and Bmm (given) look save_factors up in their module, minigrad/ops/linalg.py, each time they
+# run: assigning yours there makes them save with it.
+minigrad.ops.linalg.save_factors = save_factors
+# %% tests test-save_factors 1+1
+def product_saved(lib, op, other, a_shape, b_shape, a_grad, b_grad):
+    """The node of ``a.op(b)``, a product given to you that runs your save_factors, and what it saved:
+    ``_saved_self`` and the other factor's place, named as torch names it (``_saved_<other>``)."""
+    lib.manual_seed(5)
+    a = lib.randn(a_shape, dtype=lib.float64, requires_grad=a_grad)
+    b = lib.randn(b_shape, dtype=lib.float64, requires_grad=b_grad)
+    node = getattr(a, op)(b).grad_fn
+    return {"node": node, "saved self": node._saved_self, f"saved {other}": getattr(node, f"_saved_{other}")}
+
+
+check("a.dot(b), only a requires grad", product_saved, "dot", "tensor", (3,), (3,), True, False)
+check("m.mv(v), only v requires grad", product_saved, "mv", "vec", (2, 3), (3,), False, True)
+### BEGIN HIDDEN TESTS
+check("a.dot(b), both require grad", product_saved, "dot", "tensor", (3,), (3,), True, True)
+check("a.bmm(b), only a requires grad", product_saved, "bmm", "mat2", (2, 2, 3), (2, 3, 2), True, False)
+check("a.bmm(b), both require grad", product_saved, "bmm", "mat2", (2, 2, 3), (2, 3, 2), True, True)
+### END HIDDEN TESTS
+
+# %% markdown
+# ## Part 4 — `Mul`
+# `y = a * b`, torch's `MulBackward0`. The gradient for `a` is `grad * b` and the gradient for `b`
+# is `grad * a`. The node keeps of `a` and `b` what every product keeps (Part 3): its `_saved_self`
+# and `_saved_other` are compared with torch's. With broadcasting, leave each gradient shaped like
+# the product: the engine sums it down to its input's shape with your `sum_to` (as torch's engine
+# does), so `backward` needs no shapes.
+#
+# <details><summary>Hint 1 — a nudge</summary>
+#
+# `backward` gets `grad`, shaped like `y`, and returns one gradient per input. Which tensor does
+# each gradient read, and where does `backward` find it? What is there to return for an input whose
+# gradient is not needed?
+#
+# </details>
+#
+# <details><summary>Hint 2 — the idea</summary>
+#
+# Save with your `save_factors(ctx, a, b)`; a Python number (`a * 2`) reaches `forward` already
+# wrapped as a tensor. In `backward`, read the two places back with `ctx.saved_tensors`: minigrad
+# tensors, so the gradients you compute from them with minigrad ops get a graph when `grad`
+# requires grad. A place that holds `None` means its partner needs no gradient: return `None` for
+# that input.
+#
+# </details>
+#
+# <details><summary>Hint 3 — the pseudocode</summary>
+#
+# - `forward`: `save_factors(ctx, a, b)`; return the product of the two storages.
 # - `backward`: unpack the two places from `ctx.saved_tensors`. The gradient for `a` is `grad * b`
 #   if `b` was saved, else `None`; the gradient for `b` is `grad * a` if `a` was saved, else
 #   `None`. Return both.
@@ -272,7 +348,7 @@ check("a * b on DEVICE", mul_on_device)
 ### END HIDDEN TESTS
 
 # %% markdown
-# ## Part 4 — `Exp`
+# ## Part 5 — `Exp`
 # `y = a.exp()`, torch's `ExpBackward0`. The node saves one tensor, read as `_saved_result`, and it
 # must share `y`'s memory: it is the output itself, not a copy.
 #
@@ -332,33 +408,33 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 ### END HIDDEN TESTS
 
 # %% markdown
-# ## Part 5 — `Mm`
-# `y = a @ b` for two matrices, torch's `MmBackward0`. It saves `_saved_self` (the first tensor
-# given to `ctx.save_for_backward`) and `_saved_mat2` (the second), each or `None`, as torch does.
+# ## Part 6 — `Mm`
+# `y = a @ b` for two matrices, torch's `MmBackward0`. The node keeps of `a` and `b` what every
+# product keeps (Part 3): its `_saved_self` and `_saved_mat2` are compared with torch's.
 # The gradient for `b` must come out laid out like `b` (its strides are compared): for
 # `x @ weight.t()`, as `nn.Linear` computes it, `weight.grad` then comes out contiguous, as in torch.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
 # Write both gradients as matrix products. Which input does each one read? Then compare with
-# `Mul`.
+# Part 3.
 #
 # </details>
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`: save like `Mul`. For `grad_b`,
-# keep `b`'s strides from `forward` (`b._data.stride()`) as a `ctx` attribute and call
-# `mat2_grad(grad, a, strides)`, given in the setup: it computes `a.T @ grad` laid out like `b`
-# (for a transposed `b`, as `(grad.T @ a).T`). For `nn.Linear`, `b` is `weight.t()`, and this keeps
-# `weight.grad` contiguous, as torch does.
+# `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`: save with `save_factors`, as
+# `Mul` does. For `grad_b`, keep `b`'s strides from `forward` (`b._data.stride()`) as a `ctx`
+# attribute and call `mat2_grad(grad, a, strides)`, given in the setup: it computes `a.T @ grad`
+# laid out like `b` (for a transposed `b`, as `(grad.T @ a).T`). For `nn.Linear`, `b` is
+# `weight.t()`, and this keeps `weight.grad` contiguous, as torch does.
 #
 # </details>
 #
 # <details><summary>Hint 3 — the pseudocode</summary>
 #
-# - `forward`: save the two places (self, mat2) as `Mul` does. Keep `b._data.stride()` on `ctx`,
-#   under a name of your choice. Return the matrix product of the storages (`mm`).
+# - `forward`: `save_factors(ctx, a, b)`, as in `Mul`. Keep `b._data.stride()` on `ctx`, under a
+#   name of your choice. Return the matrix product of the storages (`mm`).
 # - `backward`: unpack the two places. The gradient for `a` is `grad.mm(b.t())` if `b` was saved,
 #   else `None`. The gradient for `b` is `mat2_grad(grad, a, strides)`, with the strides you kept,
 #   if `a` was saved, else `None`. Return both.

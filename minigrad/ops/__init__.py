@@ -8,7 +8,9 @@ One module per topic: ``arithmetic``, ``pointwise``, ``reductions``, ``linalg``,
 ``inplace`` and ``softmax``; the fused ops only ``minigrad.nn`` uses (addmm, losses, GELU, layer norm,
 embedding, dropout) live beside it, in ``minigrad/nn/functional_ops.py``. Every op here is an
 attribute of this package, where Tensor's methods look it up when they run (``ops.Mul.apply``): an
-exercise's ``minigrad.ops.Mul = Mul`` replaces the reference.
+exercise's ``minigrad.ops.Mul = Mul`` replaces the reference. Ops built on a part look that part up
+in their own module when they run (Mv, Dot and Bmm ``linalg.save_factors``, MeanDim
+``reductions.SumDim``), where exercise 1's plug cells assign the learner's too.
 """
 from .arithmetic import (  # noqa: F401
     Add, AddScaled, Div, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub, SubScaled)

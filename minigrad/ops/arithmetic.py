@@ -71,6 +71,16 @@ class Rsub(Function):
 
 
 # BEGIN EXERCISE 1
+def save_factors(ctx, a, b):
+    """What the node of a product of ``a`` and ``b`` keeps of them, as torch's nodes keep it: one call
+    of ``ctx.save_for_backward`` with two places, a's then b's, each the factor or None. Mul and Mm
+    call it, and so do Mv, Dot and Bmm (in ``minigrad/ops/linalg.py``)."""
+    need_a, need_b = ctx.needs_input_grad
+    ctx.save_for_backward(a if need_b else None, b if need_a else None)
+# END EXERCISE 1
+
+
+# BEGIN EXERCISE 1
 class Mul(Function):
     """``a * b`` with broadcasting, torch's MulBackward0: d(a*b)/da = b and d(a*b)/db = a. It saves
     what torch's node saves, no more (``_saved_self``, ``_saved_other``)."""
@@ -81,9 +91,8 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        """Save (self, other), each or None, with ctx.save_for_backward; return the product's storage."""
-        need_a, need_b = ctx.needs_input_grad
-        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        """Save (self, other) with save_factors; return the product's storage."""
+        save_factors(ctx, a, b)
         return a._data * b._data
 
     @staticmethod

@@ -69,18 +69,25 @@ class Mean(Function):
 
 
 class MeanDim(Function):
+    """``a.mean(dim, keepdim)``, torch's MeanBackward1: SumDim's gradient divided by how many elements
+    each mean took, as torch's mean_backward divides its sum_backward. So this node runs SumDim's
+    forward, for what SumDim keeps on ctx (its sum is dropped: the result is torch's mean), and SumDim's
+    backward. SumDim is a name of this module looked up when they run: exercise 1's plug cell sets it
+    to the learner's (``minigrad.ops.reductions.SumDim = SumDim``)."""
+
     node_name = "MeanBackward1"
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
         result = a._data.mean(dim, keepdim=keepdim)
-        ctx.shape, ctx.dims, ctx.keepdim = a.shape, _normalize_dims(dim, a.dim()), keepdim
-        ctx.count = a.numel() // max(result.numel(), 1)
+        SumDim.forward(ctx, a, dim, keepdim)
+        ctx.mean_count = a.numel() // max(result.numel(), 1)
         return result
 
     @staticmethod
     def backward(ctx, grad):
-        return _keep_dims(grad, ctx.dims, ctx.keepdim).expand(ctx.shape) / ctx.count, None, None
+        grad_a, _, _ = SumDim.backward(ctx, grad)
+        return grad_a / ctx.mean_count, None, None
 
 
 class Max(Function):

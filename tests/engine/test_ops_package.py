@@ -1,7 +1,10 @@
 """Issue 26: minigrad/ops.py became the package minigrad/ops/ (one module per topic, the nn-only ops in
 minigrad/nn/functional_ops.py). Every name ops.py defined is still in one of them, and
 exercise 1's plug cells (``minigrad.ops.Mul = Mul``) still reach the Tensor methods, which look each op
-up on the package when they run."""
+up on the package when they run, and (issue 34) the given ops built on a part: Mv, Dot and Bmm save
+with the learner's ``save_factors``, MeanDim runs the learner's ``SumDim``."""
+import contextlib
+import importlib
 import re
 from pathlib import Path
 
@@ -82,8 +85,26 @@ EXPRESSIONS = {
 }
 
 
-def test_the_plug_cells_patch_exactly_the_exercise_ops():
-    assert sorted(plug_cells()) == sorted(EXPRESSIONS)
+@contextlib.contextmanager
+def plugged(name, learners):
+    """Exercise 1's plug cell for ``name`` run as the notebook runs it (``graded`` gives the definition
+    back outside the lab), with ``learners`` as the learner's ``name``; every module attribute the cell
+    assigns is put back afterwards."""
+    code = plug_cells()[name]
+    targets = [target.rpartition(".") for target in re.findall(r"^(minigrad(?:\.\w+)+) = ", code, flags=re.M)]
+    originals = [(importlib.import_module(module), attribute) for module, _, attribute in targets]
+    saved = [(module, attribute, getattr(module, attribute)) for module, attribute in originals]
+    try:
+        exec(code, {"minigrad": minigrad, "graded": lambda definition: definition, name: learners})
+        yield
+    finally:
+        for module, attribute, original in saved:
+            setattr(module, attribute, original)
+    assert all(getattr(module, attribute) is original for module, attribute, original in saved)
+
+
+def test_the_plug_cells_patch_exactly_the_exercise_parts():
+    assert sorted(plug_cells()) == sorted([*EXPRESSIONS, "save_factors"])
 
 
 @pytest.mark.parametrize("name", sorted(EXPRESSIONS))
@@ -91,9 +112,7 @@ def test_a_plugged_op_is_the_one_tensor_methods_run(name):
     original = getattr(minigrad.ops, name)
     calls = []
     learners = recording(original, calls)
-    try:
-        # the plug cell as the notebook runs it (``graded`` gives the definition back outside the lab)
-        exec(plug_cells()[name], {"minigrad": minigrad, "graded": lambda definition: definition, name: learners})
+    with plugged(name, learners):
         assert minigrad.ops.__dict__[name] is learners
         x = minigrad.randn(3, 3, dtype=minigrad.float64, requires_grad=True)
         y = minigrad.randn(3, 3, dtype=minigrad.float64)
@@ -102,6 +121,34 @@ def test_a_plugged_op_is_the_one_tensor_methods_run(name):
         out.sum().backward()
         assert "forward" in calls and "backward" in calls
         assert x.grad is not None and x.grad.shape == x.shape
-    finally:
-        setattr(minigrad.ops, name, original)
     assert minigrad.ops.__dict__[name] is original
+
+
+def test_mean_over_dims_runs_the_plugged_sum():
+    """MeanDim runs SumDim's forward and backward: in exercise 1, the learner's."""
+    calls = []
+    with plugged("SumDim", recording(minigrad.ops.SumDim, calls)):
+        x = minigrad.randn(2, 3, 4, dtype=minigrad.float64, requires_grad=True)
+        y = x.mean((0, 2))
+        y.backward(minigrad.ones(3, dtype=minigrad.float64))
+    assert calls == ["forward", "backward"] and y.grad_fn.name() == "MeanBackward1"
+    assert x.grad._data.eq(1 / 8).all()
+
+
+@pytest.mark.parametrize("product", ["mv", "dot", "bmm"])
+def test_the_given_products_save_with_the_plugged_save_factors(product):
+    """Mv, Dot and Bmm (not parts) save their factors with save_factors: in exercise 1, the learner's."""
+    original, calls = minigrad.ops.linalg.save_factors, []
+
+    def learners(ctx, a, b):
+        calls.append(ctx)
+        return original(ctx, a, b)
+
+    shapes = {"mv": ((2, 3), (3,)), "dot": ((3,), (3,)), "bmm": ((2, 2, 3), (2, 3, 2))}[product]
+    with plugged("save_factors", learners):
+        a = minigrad.randn(shapes[0], dtype=minigrad.float64, requires_grad=True)
+        b = minigrad.randn(shapes[1], dtype=minigrad.float64)
+        y = getattr(a, product)(b)
+        assert calls == [y.grad_fn] and y.grad_fn._saved_self is None
+        y.sum().backward()
+    assert a.grad is not None and a.grad.shape == a.shape

@@ -11,8 +11,7 @@ it points to (``GIVEN``), keeps only the lines it does not share with that code.
 nbgrader's ``CourseDirectory.ignore`` leaves): each cell of the notebook, the staged ``minigrad/``
 and ``coursekit/``, ``guards.py``, ``graded_code.py``, the stubs' own text included (a docstring
 must not spell a line out either). It must hold no answer of exercise N, nor of a later exercise; an
-earlier exercise's parts are reference code there (the learner wrote them). Findings not fixed yet
-are listed in ``OPEN``, each with why.
+earlier exercise's parts are reference code there (the learner wrote them).
 
 **Lines are compared normalised**: as tokens, so whitespace and comments do not count; each local
 name of the reference (parameters, assigned names, nested functions) becomes one placeholder, so
@@ -59,16 +58,6 @@ GIVEN = {
     "ex9_gpu_kernel": [("minigrad/kernels/triton_logsumexp.py", None),
                        ("minigrad/kernels/triton_softmax.py", "softmax_backward")],
     "ex10_capstone": [("grader/exercises/ex10_capstone.py", "broken_train")],
-}
-# Findings left open, and why: (exercise, answer, the released file that holds it). Each must still
-# be found, so that its entry goes with its fix.
-_PRODUCTS = ("Dot, Mv and Bmm save what Mul and Mm save, and Dot's backward is Mul's: the decision is "
-             "exercise 1's point, but sharing it means a new part of exercise 1 and Dot built on Mul")
-OPEN = {
-    (1, "Mul", "minigrad/ops/linalg.py"): _PRODUCTS,
-    (1, "Mm", "minigrad/ops/linalg.py"): _PRODUCTS,
-    (1, "SumDim", "minigrad/ops/reductions.py"): "MeanDim keeps on ctx what SumDim keeps, and backward "
-                                                 "divides SumDim's gradient: SumDim's answer, less a division",
 }
 
 
@@ -197,13 +186,10 @@ def test_the_release_holds_no_answer_of_this_or_a_later_exercise(exercise):
     places = {}
     for file, where, line in released_lines(exercise):
         places.setdefault(normalised(line, LOCAL), []).append((file, where, line.strip()))
-    found = {(n, what, line, file, where, copy) for n, what, line, forms in ANSWERS if n >= number
-             for form in forms for file, where, copy in places.get(form, [])}
-    leaks = sorted(f"exercise {n}, {what}: {line!r}\n    in {file}, {where}: {copy!r}"
-                   for n, what, line, file, where, copy in found if (n, what, file) not in OPEN)
+    leaks = sorted({f"exercise {n}, {what}: {line!r}\n    in {file}, {where}: {copy!r}"
+                    for n, what, line, forms in ANSWERS if n >= number
+                    for form in forms for file, where, copy in places.get(form, [])})
     assert not leaks, f"{exercise}'s release holds {len(leaks)} line(s) of answers:\n" + "\n".join(leaks)
-    fixed = {key for key in OPEN if key[0] == number} - {(n, what, file) for n, what, _, file, _, _ in found}
-    assert not fixed, f"no longer found in {exercise}'s release, drop from OPEN: {sorted(fixed)}"
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)

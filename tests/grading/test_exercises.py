@@ -23,7 +23,7 @@ EXERCISES = [spec.stem for spec in exercise_specs(ROOT)]
 
 # One typical mistake per exercise: (part, reference text, mistaken text, a test that must fail, its message).
 MISTAKES = {
-    "ex1_ops": ("Mul", "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
+    "ex1_ops": ("save_factors", "ctx.save_for_backward(a if need_b else None, b if need_a else None)",
                 "ctx.save_for_backward(a, b)", "test-Mul-saved", "'a * b, only a requires grad'"),
     "ex2_engine": ("backprop", "buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad",
                    "buffer[input_nr] = grad", "test-shared-node", "'a node shared by two paths'"),
