@@ -196,3 +196,14 @@ def test_the_release_holds_no_answer_of_this_or_a_later_exercise(exercise):
 def test_the_release_holds_no_hidden_test(exercise):
     released = "\n".join(line for _, _, line in released_lines(exercise))
     assert "HIDDEN TESTS" not in released and "fails_part_way" not in released  # hidden code; its titles are public
+
+
+@pytest.mark.parametrize("copy", ["        if self._view.base._requires_grad and self._view.base.grad_fn is None:",
+                                  "if self._view.base._requires_grad and self._view.base.grad_fn   is None:  # (a copy)"],
+                         ids=["as it was", "spaced and commented"])
+def test_the_scan_finds_the_answer_that_once_shipped_beside_exercise_4(copy):
+    """What issue 34's learner found: exercise 4's view-of-leaf check, line for line, in
+    ``Tensor._edited_in_place_by`` (main at d7429db), which exercise 4's release held unstubbed. A
+    released line like it, however spaced or commented, is an answer line of exercise 4."""
+    form = normalised(copy, LOCAL)
+    assert any(number == 4 and form in forms for number, _, _, forms in ANSWERS), form
