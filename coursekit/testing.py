@@ -15,7 +15,7 @@ import minigrad
 
 
 _rejected = {}  # what ``graded`` found, by the name of the definition
-_namespaces = []  # those ``graded`` made the learner's cells anew in, earliest first
+_made = []  # (namespace, what the cell defined in it) of each cell ``graded`` made anew, earliest first
 _with_torch = False  # whether ``both`` is running a scenario with torch (the guards stand aside)
 _raised = None
 """While a check runs its scenario, a list: the exceptions ``outcome`` caught in minigrad's run, first
@@ -136,12 +136,17 @@ def _under_guards(guards, definition, functions, tree, filename):
     cell_globals = next(f.__globals__ for f in functions if hasattr(f, "__globals__"))
     namespace.update({key: value for key, value in cell_globals.items()
                       if not key.startswith("__") and getattr(value, "__module__", None) != __name__})
+    # As in grading, where the learner's cells share one namespace: each sees what the others defined
+    # under the guards (one class Freed, not the kernel's and a remade one), later ones included
+    # (exercise 8's recompute calls rerun, a later part).
+    for _, defined in _made:
+        namespace.update(defined)
     before = dict(namespace)
     exec(guards.compile_graded(tree, filename), namespace)  # noqa: S102 - the learner's own cell, as grading runs it
     defined = {key: value for key, value in namespace.items() if before.get(key, namespace) is not value}
-    for earlier in _namespaces:  # as in grading, where the cells share one namespace: an earlier part
-        earlier.update(defined)  # calls what a later cell defines (recompute calls rerun)
-    _namespaces.append(namespace)
+    for earlier, _ in _made:
+        earlier.update(defined)
+    _made.append((namespace, defined))
     return namespace.get(name, definition)
 
 

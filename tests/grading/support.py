@@ -65,6 +65,9 @@ NOTEBOOK = f"{EXERCISE}.ipynb"
 FULL = max_score(ROOT, EXERCISE)
 RELEASE_PART = "BackwardFunction-_release_saved"
 RIGHT, WRONG = "tuple(None if s is None else _FREED for s in self._saved)", "tuple(_FREED for s in self._saved)"
+PARTLY_WRONG = ("BackwardFunction-_release_saved", "if self._saved:", "if self._saved and len(self._saved) > 1:")
+"""(part, reference text, wrong text): a _release_saved that frees only nodes that saved more than
+one tensor, which fails a visible test and a hidden one."""
 
 
 def write_submission(root, student, solutions=None, edit=None):

@@ -24,7 +24,7 @@ import support
 from grader import records
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from support import (browser, free_port, max_score, needs_chromium, reference_solutions,  # noqa: F401
+from support import (PARTLY_WRONG, browser, free_port, max_score, needs_chromium, reference_solutions,  # noqa: F401
                      submission_like, wait_until_up)  # browser is a fixture
 
 if check_available() and not os.environ.get("CI"):  # .ci/run installs bubblewrap, which the README's autograde needs
@@ -34,7 +34,6 @@ if not shutil.which("git"):
 
 EXERCISE = "ex3_freeing"
 FULL = max_score(ROOT, EXERCISE)
-PARTLY_WRONG = ("BackwardFunction-_release_saved", "if self._saved:", "if self._saved and len(self._saved) > 1:")
 LONG, SHORT = 60_000, 30_000  # ms
 
 

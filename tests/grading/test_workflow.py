@@ -13,7 +13,7 @@ import pytest
 from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
-from support import max_score, reference_solutions, submission_like
+from support import PARTLY_WRONG, max_score, reference_solutions, submission_like
 
 EXERCISE = "ex3_freeing"
 FULL = max_score(ROOT, EXERCISE)
@@ -53,6 +53,7 @@ def _break_cell(body, root):
 
 
 RELEASE = "BackwardFunction-_release_saved"
+RIGHT_RELEASE = "if self._saved:\n    self._saved = tuple(None if s is None else _FREED for s in self._saved)"
 
 
 def _first_test_cell():
@@ -83,6 +84,7 @@ def course(tmp_path_factory):
         "fay": lambda folder: (folder / f"{EXERCISE}.ipynb").rename(folder / "my_work.ipynb"),
         "gus": lambda folder: (folder / f"{EXERCISE}.ipynb").write_bytes(b"\xff\xfe not a notebook"),
         "hal": _break_cell("if self._saved:\n    self._saved = tuple(_FREED for s in self._saved)", root),
+        "jo": _break_cell(RIGHT_RELEASE.replace(PARTLY_WRONG[1], PARTLY_WRONG[2]), root),
     }
     learners["ivy"] = lambda folder: _solve(folder, root)
     for name, edit in learners.items():
@@ -97,7 +99,7 @@ def course(tmp_path_factory):
 
 def test_collect_says_what_it_took(course):
     _, lines = course
-    assert lines[0] == f"collected 9 submissions of {EXERCISE} (9 new, 0 updated)"
+    assert lines[0] == f"collected 10 submissions of {EXERCISE} (10 new, 0 updated)"
 
 
 PLANTED = "nobody"  # an account of this machine (Debian's), that the tests do not run as
@@ -130,7 +132,7 @@ def test_status_shows_scores_and_reasons(course):
     assert f"ada: graded {FULL}/{FULL}" in lines and f"bob: graded 0/{FULL}" in lines
     assert f"ivy: graded {FULL}/{FULL}" in lines
     assert "fay: not graded: missing notebook ex3_freeing.ipynb (found: my_work.ipynb)" in lines
-    assert progress[-1].startswith(f"autograde {EXERCISE}: 9/9 done, ETA")
+    assert progress[-1].startswith(f"autograde {EXERCISE}: 10/10 done, ETA")
 
 
 def test_export_writes_csv_with_reasons_and_a_histogram(course, tmp_path):
@@ -175,12 +177,12 @@ def test_a_failed_hidden_check_is_named_by_its_title_in_the_feedback(course):
     that failed (from the grader's run), and only their titles: not their code, inputs or results."""
     root, _ = course
     workflow.feedback(EXERCISE, root=root)
-    graded = nbformat.read(root / ".course" / "autograded" / "hal" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    graded = nbformat.read(root / ".course" / "autograded" / "jo" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
     failed = {cell.metadata["nbgrader"]["grade_id"]: cell.metadata["minigrad"]["failed checks"] for cell in graded.cells
               if cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-hidden")
               and cell.metadata["minigrad"]["failed checks"]}
-    assert failed, "hal's submission fails no hidden check: the test needs one that does"
-    html = (root / ".course" / "feedback" / "hal" / EXERCISE / f"{EXERCISE}.html").read_text()
+    assert failed, "jo's submission fails no hidden check: the test needs one that does"
+    html = (root / ".course" / "feedback" / "jo" / EXERCISE / f"{EXERCISE}.html").read_text()
     for titles in failed.values():
         for title in titles:
             assert html.count(title) >= 2, title  # in the note that lists the hidden checks, and as failed
