@@ -316,6 +316,19 @@ DESIGNS = {
         ("recompute: positions from an iterator, an early stop of its own (an Exception subclass)",
          "_Frame-recompute", "    except _StopRecomputation:", "    except Refilled:"),
     ],
+    "ex10_capstone": [
+        ("the running mean made from a detached batch mean; the gradients forgotten after each step",
+         "fixed_train", "        batch_mean = h.mean(0)\n", "        batch_mean = h.detach().mean(0)\n"),
+        ("the running mean made from a detached batch mean; the gradients forgotten after each step",
+         "fixed_train", "        running_mean = (0.9 * running_mean + 0.1 * batch_mean).detach()\n",
+         "        running_mean = 0.9 * running_mean + 0.1 * batch_mean\n"),
+        ("the running mean made from a detached batch mean; the gradients forgotten after each step",
+         "fixed_train", "        body_optimizer.zero_grad()\n        head_optimizer.zero_grad()\n\n", "\n"),
+        ("the running mean made from a detached batch mean; the gradients forgotten after each step",
+         "fixed_train", "        head_optimizer.step()\n",
+         "        head_optimizer.step()\n        for optimizer in (body_optimizer, head_optimizer):\n"
+         "            optimizer.zero_grad()\n"),
+    ],
     "ex9_gpu_kernel": [
         ("softmax_kernel in two passes: a running max, the sum rescaled as it grows", "softmax_kernel",
          MAX_THEN_SUM, ONLINE_MAX_AND_SUM),

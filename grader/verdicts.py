@@ -401,6 +401,8 @@ def stage_expectations(root):
         if not marked or unmet_requirements(source) or \
                 target.exists() and json.loads(target.read_text()).get("stamp") == stamp:
             continue
+        print(f"minigrad: running the reference's {exercise} for Validate (what torch gives its checks of "
+              "a program you write; again only when the exercise or torch changes)", file=sys.stderr)
         visible = apart(plan(source, solution_cells(source, without_markers=True)))[0]
         cells = [dict(cell, kind="support") if cell["kind"] == "test" and cell["id"] not in marked else cell
                  for cell in visible]
