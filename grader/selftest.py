@@ -80,7 +80,7 @@ def validated(root, exercise, notebooks, workers):
     """{student: None where the course's Validate passes their notebook, else what it says},
     each notebook validated in a copy of the release (its staged minigrad and the reference's
     results Validate reads), by ``workers`` checkers at once."""
-    sys.path.insert(0, str(root / "grader" / "lab"))
+    sys.path.insert(0, str(Path(__file__).parent / "lab"))  # the grader's own (a scratch course's copy goes away)
     try:
         import course_validate
     finally:
