@@ -21,7 +21,7 @@ back as JSON while the server goes on. They are shown as one report:
 - when every visible check passes, not nbgrader's "Success! Your notebook passes all the tests.",
   which the hidden tests make untrue, but how many visible tests pass and, by their titles, the
   hidden checks that run only when the work is graded (``passing``). nbgrader's dialog has one fixed
-  sentence for a pass; the lab extension ``minigrad-validate-summary`` puts this one in its place,
+  sentence for a pass; the lab extension ``minigrad-lab`` puts this one in its place,
   asking the server for it (``/minigrad/validate-summary``: the last Validate's);
 - for a notebook with no checks (a lesson), that there is nothing to validate.
 

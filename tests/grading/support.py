@@ -158,7 +158,7 @@ def validate(button):
 
 def passed_in_full(dialog_text):
     """Whether a Validate dialog says what a passing exercise passed: its visible tests, and which hidden
-    checks run only when it is graded (lab extension minigrad-validate-summary), not nbgrader's
+    checks run only when it is graded (lab extension minigrad-lab), not nbgrader's
     "passes all the tests"."""
     return (re.search(r"All \d+ visible tests? pass\.\s+\d+ hidden checks? \(\d+ points?\) run when you submit, not now:\s+• ",
                       dialog_text) is not None and "passes all the tests" not in dialog_text)

@@ -1,0 +1,84 @@
+// A JupyterLab extension written by hand, without a build: it imports no JupyterLab package (its
+// plugins only use the `app` they are given), so the webpack bundle a built extension ships would
+// hold nothing but this. JupyterLab loads this script, then asks the container it registers for
+// "./extension" (the module-federation interface: init, get), which gives two plugins.
+(function () {
+  // nbgrader's assignment list turns "(view feedback)" into `filebrowser:go-to-path` on the feedback
+  // folder, <assignment>/feedback/<timestamp>, which shows the folder but not the page. When that
+  // command has run, this opens each feedback page found there.
+  const FEEDBACK_FOLDER = /(^|\/)feedback\/[^/]+\/?$/;
+
+  const openFeedback = {
+    id: "minigrad-lab:open-feedback",
+    description: "Opens the feedback page when the learner clicks \"view feedback\".",
+    autoStart: true,
+    activate(app) {
+      app.commands.commandExecuted.connect((_, { id, args, result }) => {
+        const folder = args && args.path;
+        if (id !== "filebrowser:go-to-path" || !FEEDBACK_FOLDER.test(folder || "")) {
+          return;
+        }
+        Promise.resolve(result)
+          .then(() => app.serviceManager.contents.get(folder, { content: true }))
+          .then((listing) => {
+            for (const item of listing.content) {
+              if (item.type === "file" && item.name.endsWith(".html")) {
+                app.commands.execute("docmanager:open", { path: item.path });
+              }
+            }
+          })
+          .catch((error) => console.error("minigrad-lab:", error));
+      });
+    },
+  };
+
+  // nbgrader's Validate dialog says "Success! Your notebook passes all the tests." whenever no
+  // visible test fails: untrue where hidden tests run only at grading. The course's Validate
+  // (grader/lab/course_validate.py) keeps what it says instead, the visible tests that pass and the
+  // hidden checks still to run, at minigrad/validate-summary; when a passing dialog opens, this puts
+  // that text in place of nbgrader's sentence, which stays hidden meanwhile.
+  const PASSED = "#validation-message.validation-success";
+
+  function summarize(app, message) {
+    message.classList.add("minigrad-summary-pending");
+    const settings = app.serviceManager.serverSettings;
+    const headers = settings.token ? { Authorization: `token ${settings.token}` } : {};
+    fetch(`${settings.baseUrl}minigrad/validate-summary`, { headers, credentials: "same-origin", cache: "no-store" })
+      .then((response) => (response.ok ? response.json() : {}))
+      .then(({ summary }) => {
+        const sentence = message.querySelector("p");
+        if (summary && sentence) {
+          sentence.innerText = summary;
+        }
+      })
+      .catch((error) => console.error("minigrad-lab:", error))
+      .finally(() => message.classList.add("minigrad-summary"));
+  }
+
+  const validateSummary = {
+    id: "minigrad-lab:validate-summary",
+    description: "Says, when Validate passes, which hidden checks are still to run.",
+    autoStart: true,
+    activate(app) {
+      const style = document.createElement("style");
+      style.textContent = `${PASSED}:not(.minigrad-summary) p { visibility: hidden; }`;
+      document.head.appendChild(style);
+      new MutationObserver(() => {
+        for (const message of document.querySelectorAll(`${PASSED}:not(.minigrad-summary-pending)`)) {
+          summarize(app, message);
+        }
+      }).observe(document.body, { childList: true, subtree: true });
+    },
+  };
+
+  const container = {
+    init() {},
+    get(module) {
+      if (module !== "./extension") {
+        return Promise.reject(new Error(`Module "${module}" does not exist in container.`));
+      }
+      return Promise.resolve(() => ({ __esModule: true, default: [openFeedback, validateSummary] }));
+    },
+  };
+  (window._JUPYTERLAB = window._JUPYTERLAB || {})["minigrad-lab"] = container;
+})();
