@@ -2,11 +2,14 @@
 
 Used by the test suite, the lessons and the exercises' graded tests.
 """
+import ast
+import inspect
 import json
 import linecache
 import math
 import os
 import sys
+import textwrap
 import traceback
 
 import torch
@@ -21,7 +24,8 @@ _raised = None
 """While a check runs its scenario, a list: the exceptions ``outcome`` caught in minigrad's run, first
 first (for the report); otherwise None, so that nothing keeps an exception's frames alive."""
 _LIBRARIES = tuple(os.path.dirname(path) + os.sep for path in (torch.__file__, minigrad.__file__, __file__, os.__file__))
-"""Where the frames lie that a learner's traceback leaves out: theirs are the rest."""
+"""Where the frames lie that a learner's traceback leaves out: theirs are the rest. (The grader's
+harness adds its own file.)"""
 
 
 def plain(value):
@@ -174,8 +178,9 @@ def check(name, scenario, *args, message=False):
 
     Errors must be of torch's type; their wording counts only in checks with ``message=True``, so a
     wrong string costs the check that grades it, not every check that meets the error. On failure
-    the message names the scenario, where the results first differ, what each library gave there,
-    and the exception the learner's code raised, with its last lines of their code.
+    the message names the scenario, where the results first differ (by what the scenario recorded
+    there), what each library gave there, the exception the learner's code raised, with its last
+    lines of their code, and the parts the test cell exercises (its ``PARTS`` line).
     """
     global _raised
     if _rejected:
@@ -196,7 +201,9 @@ def check(name, scenario, *args, message=False):
     if not message:
         expected, actual = without_messages(expected), without_messages(actual)
     if not nearly_equal(actual, expected):
-        raise CheckFailed(difference(name, expected, actual, [(type(e).__name__, raised_lines(e)) for e in raised]))
+        cell = "".join(linecache.getlines(sys._getframe(1).f_code.co_filename))
+        raise CheckFailed(difference(name, expected, actual, [(type(e).__name__, raised_lines(e)) for e in raised],
+                                     parts_of(cell), _labels_of_function(scenario)))
 
 
 EXPECTATIONS = "expected.json"
@@ -228,22 +235,91 @@ WIDTH = 100
 """Characters per line of a check's report."""
 
 
-def difference(name, expected, actual, raised=()):
+PARTS = "# These checks exercise: "
+"""The line of a test cell (``grader/notebooks.py`` writes it from the spec) naming the parts its
+checks exercise: where a check fails, the learner looks there first."""
+
+
+def parts_of(source):
+    """The parts a test cell's ``PARTS`` line names, in order."""
+    return [part for line in source.splitlines() if line.startswith(PARTS)
+            for part in line[len(PARTS):].split(", ") if part]
+
+
+def labels_of(source, name):
+    """What the scenario ``name`` defined in ``source`` recorded in each place of the tuple it returns
+    (its last ``return`` of a tuple), as written: ``y._version``, or ``y.add_(1)`` for
+    ``outcome(lambda: y.add_(1))``; None when it returns no tuple there (a dict's keys are their own
+    labels). A report says "at y._version", not "at [1]"."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    function = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name), None)
+    if function is None:
+        return None
+    returns, stack = [], list(function.body)
+    while stack:  # the function's own returns, not those of functions defined in it
+        node = stack.pop(0)
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            returns.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    if not returns:
+        return None
+    return [_label(value) for value in max(returns, key=lambda node: node.lineno).value.elts]
+
+
+def _label(node):
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "outcome" and node.args:
+        called, *args = node.args
+        if isinstance(called, ast.Lambda):
+            return ast.unparse(called.body)
+        return f"{ast.unparse(called)}({', '.join(ast.unparse(a) for a in args)})"
+    return ast.unparse(node)
+
+
+def _labels_of_function(scenario):
+    """``labels_of`` for a function at hand (in the learner's kernel, whose cells' text
+    ``inspect`` finds); None where its text is not to be had."""
+    try:
+        source = inspect.getsource(scenario)
+    except (OSError, TypeError):
+        return None
+    return labels_of(textwrap.dedent(source), getattr(scenario, "__name__", ""))
+
+
+def difference(name, expected, actual, raised=(), parts=(), labels=None):
     """A failed check in a few lines: the scenario, where its results first differ (a key, an index,
-    an element of a tensor), torch's and minigrad's values there, each cut to a line around where
-    they differ; then, when minigrad gave an error there, the first exception of that type among
-    ``raised`` (what minigrad's run raised: (type name, ``raised_lines``) pairs)."""
+    an element of a tensor; an index of the tuple the scenario returns told by what the scenario put
+    there, ``labels``), torch's and minigrad's values there, each cut to a line around where they
+    differ; then, when minigrad gave an error there, the first exception of that type among
+    ``raised`` (what minigrad's run raised: (type name, ``raised_lines``) pairs); then the ``parts``
+    the check exercises."""
     where, want, got = first_difference(expected, actual)
-    lines = [f"'{name}'", f"  minigrad differs from torch{f' at {where}' if where else ''}",
+    lines = [f"'{name}'", f"  minigrad differs from torch{f' at {_where(where, labels)}' if where else ''}",
              f"  torch:    {short(want, got)}", f"  minigrad: {short(got, want)}"]
     lines += next((told for kind, told in raised if _is_error(got) and kind == got[1]), [])
-    return "\n".join(line if len(line) <= WIDTH else line[:WIDTH - 1] + "…" for line in lines)
+    lines = [line if len(line) <= WIDTH else line[:WIDTH - 1] + "…" for line in lines]
+    if parts:
+        lines += textwrap.wrap(f"  parts this test exercises: {', '.join(parts)}", WIDTH,
+                               subsequent_indent="    ", break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def _where(where, labels):
+    """``[1][0]`` as ``results[0] (result [1][0])`` where the scenario's tuple has ``results`` at 1."""
+    index, _, rest = where[1:].partition("]")
+    if not (labels and where.startswith("[") and index.isdigit() and int(index) < len(labels)):
+        return where
+    return f"{labels[int(index)]}{rest} (result {where})"
 
 
 def raised_lines(error):
     """``error`` told in a few lines: its type and first line, then the last three lines it came
-    through that are neither torch's nor minigrad's nor the grader's run-time guards' (``guards``,
-    staged beside minigrad): the learner's code, and the scenario's."""
+    through that are neither torch's nor minigrad's nor the checks' own (``coursekit``, the grader's
+    harness and run-time guards, staged beside minigrad): the learner's code, and the scenario's.
+    Each frame is named by its qualified name (``Mul.forward``)."""
     try:
         text = str(error).splitlines()
     except Exception:  # noqa: BLE001 - a learner's exception whose __str__ fails is told by its type
@@ -253,9 +329,12 @@ def raised_lines(error):
         told += " (a part not written yet)"
     guards = sys.modules.get("guards")
     not_theirs = _LIBRARIES + ((guards.__file__,) if guards else ())
-    frames = [f"    in {frame.name}, line {frame.lineno}: {frame.line.strip()}"
-              for frame in traceback.extract_tb(error.__traceback__)
-              if not frame.filename.startswith(not_theirs) and frame.line]
+    frames = []
+    for frame, line_number in traceback.walk_tb(error.__traceback__):
+        code = frame.f_code
+        line = linecache.getline(code.co_filename, line_number, frame.f_globals).strip()
+        if not code.co_filename.startswith(not_theirs) and line:
+            frames.append(f"    in {code.co_qualname}, line {line_number}: {line}")
     return [f"  your code raised {told}", *frames[-3:]]
 
 

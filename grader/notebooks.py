@@ -7,7 +7,8 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
     # %% part NAME             the solution cell of the marked part NAME (its body in the spec is empty)
     # %% answer NAME           a solution cell written in the spec, for an answer that is not part of
                                minigrad (its body marks the solution with nbgrader's ### BEGIN/END SOLUTION)
-    # %% tests NAME V+H        graded tests: visible checks worth V points, then hidden ones (between
+    # %% tests NAME V+H PART...
+                               graded tests: visible checks worth V points, then hidden ones (between
                                nbgrader's HIDDEN TESTS markers) worth H, built as two cells — NAME and
                                NAME-hidden — so a failing visible check reaches the learner's feedback
                                in full while a hidden one shows only its title (``NAME V``: no hidden).
@@ -15,8 +16,11 @@ parts of minigrad hold the solutions. A spec is a Python file cut into cells by 
                                NAME-scenarios: the graded cell holds only the ``check(...)`` calls, all
                                that Validate and the feedback show of it. The hidden cell's release
                                keeps a note naming its checks (their titles: literal strings), which
-                               Validate lists as still to run
-    # %% tests NAME V+H from-reference
+                               Validate lists as still to run. PART...: the parts (or answers)
+                               the visible checks' scenarios call, which the test cell names on its
+                               first line (``coursekit.testing.PARTS``) and a failing check's report
+                               names, so that a learner knows where to look
+    # %% tests NAME V+H from-reference PART...
                                the same, for checks that run a program the learner writes (a training
                                loop) with either library: in Validate, torch's side of the visible
                                checks is not run with the learner's program but read from the
@@ -29,6 +33,8 @@ import ast
 import re
 
 import nbformat
+
+from coursekit.testing import PARTS
 
 from .parts import solution_cell
 
@@ -70,14 +76,16 @@ def _nbgrader(grade_id, *, solution=False, grade=False, locked=False, points=Non
     return {"nbgrader": meta}
 
 
-def _test_cells(name, points, body, options):
+def _test_cells(name, points, body, options, answers):
     visible_points, _, hidden_points = points.partition("+")
     visible, marker, hidden = body.partition(HIDDEN_START)
     if bool(marker) != bool(hidden_points):
         raise ValueError(f"tests {name} {points}: hidden points need a hidden block, and a hidden block points")
-    if set(options) - {FROM_REFERENCE}:
-        raise ValueError(f"tests {name} {points}: unknown options {options}")
+    parts = [option for option in options if option != FROM_REFERENCE]
+    if not parts or set(parts) - set(answers):
+        raise ValueError(f"tests {name} {points}: name the parts its checks exercise, of {sorted(answers)}: {parts}")
     scenarios, checks = _split_checks(visible.rstrip("\n"))
+    checks = f"{PARTS}{', '.join(parts)}\n{checks}"
     cells = [nbformat.v4.new_code_cell(scenarios, id=f"{name}-scenarios", metadata=_nbgrader(
         f"{name}-scenarios", locked=True))] if scenarios else []
     cells.append(nbformat.v4.new_code_cell(checks, id=name, metadata=_nbgrader(
@@ -125,6 +133,7 @@ def _split_checks(source):
 def build_notebook(spec, parts_by_name):
     """The nbgrader source notebook of one exercise; cell ids are fixed so rebuilding changes nothing."""
     cells, requires = [], []
+    answers = [args[0] for kind, args, _ in cells_of(spec) if kind in ("part", "answer")]
     for index, (kind, args, body) in enumerate(cells_of(spec)):
         if kind == "requires":
             requires += args
@@ -145,7 +154,7 @@ def build_notebook(spec, parts_by_name):
                 raise ValueError(f"answer {args[0]}: the reference goes between nbgrader's solution markers")
             cell = nbformat.v4.new_code_cell(body, id=args[0], metadata=_nbgrader(args[0], solution=True))
         else:
-            cells += _test_cells(args[0], args[1], body, args[2:])
+            cells += _test_cells(args[0], args[1], body, args[2:], answers)
             continue
         cells.append(cell)
         if len(cells) == 1:  # after the title

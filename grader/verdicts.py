@@ -15,6 +15,7 @@ error saying which scenario differs and how, and nbgrader's own SaveAutoGrades t
 Each submission's outcome is one row (``records.py``): graded, with the device its checks ran on,
 or why it was not graded (a rejected construct, a cell that ran too long or died, a run past its budget).
 """
+import ast
 import dataclasses
 import fcntl
 import hashlib
@@ -22,6 +23,7 @@ import importlib.util
 import json
 import marshal
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -34,7 +36,7 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from coursekit.testing import difference, nearly_equal, without_messages
+from coursekit.testing import difference, labels_of, nearly_equal, parts_of, without_messages
 
 from . import forkserver, guards, records
 from .devices import grading_device
@@ -316,9 +318,10 @@ def _message(line):
     return message
 
 
-def compare(expected, actual):
+def compare(expected, actual, cells=()):
     """{test id: (passed, why)} — a test passes when the learner's run saw what torch's run saw (error
-    messages word for word where torch's run says the check grades them)."""
+    messages word for word where torch's run says the check grades them). ``cells``, the plan, lets
+    ``why`` name the parts the test exercises and what the scenario recorded where results differ."""
     verdicts = {}
     for test_id, want in expected.items():
         if test_id.startswith("_"):
@@ -332,8 +335,45 @@ def compare(expected, actual):
             verdicts[test_id] = (False, f"{len(got['checks'])} of {len(want['checks'])} checks ran")
         else:
             wrong = failed_checks(want, got)
-            verdicts[test_id] = (True, "") if not wrong else (False, difference(*wrong[0]))
+            verdicts[test_id] = (True, "") if not wrong else (False, difference(*wrong[0], *pointers(cells, test_id,
+                                                                                               wrong[0][0])))
     return verdicts
+
+
+def pointers(cells, test_id, title):
+    """(the parts test ``test_id`` exercises, the labels of what check ``title``'s scenario returns:
+    ``coursekit.testing.labels_of``) from the plan's text: the check is found by its title (an
+    f-string's by its literal parts), its scenario by name among the cells before it."""
+    sources = [cell["source"] for cell in cells]
+    ids = [cell["id"] for cell in cells]
+    if test_id not in ids:
+        return (), None
+    test = sources[ids.index(test_id)]
+    scenario = next((call.args[1].id for call in _check_calls(test) if len(call.args) > 1
+                     and isinstance(call.args[1], ast.Name) and _titled(call.args[0], title)), None)
+    labels = None
+    for source in sources[:ids.index(test_id) + 1]:
+        labels = labels_of(source, scenario) or labels
+    return parts_of(test), labels
+
+
+def _check_calls(source):
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check"
+            and node.args]
+
+
+def _titled(node, title):
+    """Whether a check's title, as written (a literal or an f-string), can read ``title``."""
+    if isinstance(node, ast.Constant):
+        return node.value == title
+    if isinstance(node, ast.JoinedStr):
+        pattern = "".join(re.escape(part.value) if isinstance(part, ast.Constant) else ".*" for part in node.values)
+        return re.fullmatch(pattern, title, re.S) is not None
+    return False
 
 
 def failed_checks(want, got):
@@ -467,21 +507,23 @@ class VerdictExecute(NbGraderPreprocessor):
         expected = expected_results(source_folder, f"{name}.ipynb", self.cache_file(exercise, name),
                                     device)
         try:
-            actual, start = {}, time.monotonic()
-            for cells in apart(plan(source, solution_cells(nb))):
+            actual, start, planned = {}, time.monotonic(), plan(source, solution_cells(nb))
+            for cells in apart(planned):
                 left = max(self.budget - (time.monotonic() - start), 0.001)
                 actual.update(run(source_folder, cells, "minigrad", self._sandboxed(), self.timeout, left, numbers))
         except (NotGraded, Stopped) as error:
             not_graded(error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
                 cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20,
                 memory=Limits().memory_bytes >> 30, disk=Limits().file_bytes >> 20))
-        for test_id, (passed, why) in compare(expected, actual).items():
+        for test_id, (passed, why) in compare(expected, actual, planned).items():
             cell = nb.cells[index[test_id]]
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
             if test_id.endswith("-hidden"):  # the feedback names them, and shows nothing else of them
                 cell.metadata["minigrad"] = {"failed checks": [
                     name for name, *_ in failed_checks(expected[test_id], actual.get(test_id))]}
+            else:  # the feedback names each by its title as it ran (an f-string's filled in), torch's run's
+                cell.metadata["minigrad"] = {"checks": [name for name, *_ in expected[test_id]["checks"]]}
         return nb, resources
 
     def cache_file(self, exercise, name):

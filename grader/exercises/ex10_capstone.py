@@ -288,7 +288,7 @@ def fixed_train(lib, steps, batch_size=50, seed=0, report=progress):
     ### END SOLUTION
 # %% locked check-fixed_train
 fixed_train = graded(fixed_train)
-# %% tests test-training 2+1 from-reference
+# %% tests test-training 2+1 from-reference fixed_train
 def trained(lib, steps, batch_size, seed):
     """fixed_train for ``steps`` steps of ``batch_size``, measured at each report: the bytes graphs
     hold for backward (minigrad's ledger; torch's saved-tensor hooks) and the nodes below the loss.
@@ -328,7 +328,7 @@ check("10 steps of 50: trained parameters and losses", training, 10, 50, 0)
 check("40 steps of 100, seed 1: trained parameters and losses", training, 40, 100, 1)
 ### END HIDDEN TESTS
 
-# %% tests test-logs 1+1 from-reference
+# %% tests test-logs 1+1 from-reference fixed_train
 def logs(lib, steps, batch_size, seed):
     """What the log holds besides the training losses."""
     log = trained(lib, steps, batch_size, seed)["log"]
@@ -341,7 +341,7 @@ check("10 steps of 50: the logs", logs, 10, 50, 0)
 check("40 steps of 100, seed 1: the logs", logs, 40, 100, 1)
 ### END HIDDEN TESTS
 
-# %% tests test-memory 1+1 from-reference
+# %% tests test-memory 1+1 from-reference fixed_train
 def held(lib, steps, batch_size, seed):
     """At each report, the bytes that graphs hold for backward: none, once a step is over."""
     return {"bytes held for backward at each report": trained(lib, steps, batch_size, seed)[
@@ -353,7 +353,7 @@ check("10 steps of 50: bytes held at each report", held, 10, 50, 0)
 check("40 steps of 100, seed 1: bytes held at each report", held, 40, 100, 1)
 ### END HIDDEN TESTS
 
-# %% tests test-graph 1+1 from-reference
+# %% tests test-graph 1+1 from-reference fixed_train
 def graph_growth(lib, steps, batch_size, seed):
     """At each report, the nodes of the step's graph, below its loss: as many at every step as at
     the first (how many depends on how you write the step; that it does not grow, on what it carries)."""
@@ -402,7 +402,7 @@ DIAGNOSES = [
      "the gradients' norm, log['grad_norm'], growing"),
 ]
 ### END SOLUTION
-# %% tests test-diagnoses 2+1 from-reference
+# %% tests test-diagnoses 2+1 from-reference diagnoses
 import hashlib
 import re
 

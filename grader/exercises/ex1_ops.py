@@ -102,7 +102,7 @@ minigrad.ops.SumDim = SumDim
 # MeanDim (given) runs SumDim's forward and backward, looked up in its module, minigrad/ops/reductions.py,
 # each time it runs: assigning yours there makes a.mean(dim) run it.
 minigrad.ops.reductions.SumDim = SumDim
-# %% tests test-SumDim 1+1
+# %% tests test-SumDim 1+1 SumDim
 def sum_graph(lib, shape, dim, keepdim):
     lib.manual_seed(2)
     a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
@@ -174,7 +174,7 @@ check("a.mean(-1, keepdim=True) (given: it runs your SumDim)", mean_graph, (2, 3
 # %% locked plug-sum_to
 sum_to = graded(sum_to)
 minigrad.broadcast.sum_to = sum_to
-# %% tests test-sum_to 1+1
+# %% tests test-sum_to 1+1 SumDim sum_to
 def reduce_to(lib, grad_shape, shape):
     grad = lib.arange(float(torch.Size(grad_shape).numel()), dtype=lib.float64).reshape(grad_shape)
     return sum_to(grad, torch.Size(shape)) if lib is minigrad else grad.sum_to_size(shape)
@@ -228,7 +228,7 @@ save_factors = graded(save_factors)
 # Mv, Dot and Bmm (given) look save_factors up in their module, minigrad/ops/linalg.py, each time they
 # run: assigning yours there makes them save with it.
 minigrad.ops.linalg.save_factors = save_factors
-# %% tests test-save_factors 1+1
+# %% tests test-save_factors 1+1 save_factors
 def product_saved(lib, op, other, a_shape, b_shape, a_grad, b_grad):
     """The node of ``a.op(b)``, a product given to you that runs your save_factors, and what it saved:
     ``_saved_self`` and the other factor's place, named as torch names it (``_saved_<other>``)."""
@@ -288,7 +288,7 @@ minigrad.ops.Mul = Mul
 # %% code
 # Try it: compare with torch by hand, e.g.
 # a = minigrad.ones(2, requires_grad=True); y = a * 3; y.grad_fn._saved_other
-# %% tests test-Mul-saved 2+1
+# %% tests test-Mul-saved 2+1 save_factors Mul
 def mul_graph(lib, a_shape, b_shape, a_grad, b_grad):
     """The product's values, its node, what the node saved, and the node called by hand."""
     lib.manual_seed(0)
@@ -327,7 +327,7 @@ def times_two(lib):
 check("a * 2 (a Python number is saved as a tensor)", times_two)
 ### END HIDDEN TESTS
 
-# %% tests test-Mul-broadcast 2+1
+# %% tests test-Mul-broadcast 2+1 save_factors Mul
 check("a * b broadcast (2, 3) * (3,)", mul_graph, (2, 3), (3,), True, True)
 check("a * b broadcast (2, 1) * (1, 3)", mul_graph, (2, 1), (1, 3), True, True)
 ### BEGIN HIDDEN TESTS
@@ -379,7 +379,7 @@ check("a * b on DEVICE", mul_on_device)
 # %% locked plug-Exp
 Exp = graded(Exp)
 minigrad.ops.Exp = Exp
-# %% tests test-Exp 1+1
+# %% tests test-Exp 1+1 save_factors Mul Exp
 def exp_graph(lib, shape):
     lib.manual_seed(1)
     a = lib.randn(shape, dtype=lib.float64, requires_grad=True)
@@ -444,7 +444,7 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 # %% locked plug-Mm
 Mm = graded(Mm)
 minigrad.ops.Mm = Mm
-# %% tests test-Mm 2+1
+# %% tests test-Mm 2+1 save_factors Mm
 def mm_graph(lib, a_shape, b_shape, a_grad, b_grad):
     lib.manual_seed(3)
     a = lib.randn(a_shape, dtype=lib.float64, requires_grad=a_grad)

@@ -98,7 +98,7 @@ from coursekit.testing import check, graded
 # %% locked plug-compute_dependencies
 compute_dependencies = graded(compute_dependencies)
 minigrad.engine.compute_dependencies = compute_dependencies
-# %% tests test-dependencies 1+1
+# %% tests test-dependencies 1+1 compute_dependencies
 def edge_counts(lib, root):
     """How many edges point at each node below ``root``, by node name: torch's counted by walking its
     graph, minigrad's by your compute_dependencies."""
@@ -195,7 +195,7 @@ backprop = graded(backprop)
 minigrad.engine.backprop = backprop
 # %% code
 # Try it: x = minigrad.ones(2, requires_grad=True); (x * x).sum().backward(); x.grad
-# %% tests test-seed-004 2+1
+# %% tests test-seed-004 2+1 compute_dependencies backprop
 def tutorial_first_example(lib):
     """Seed 004 (tutorial): y = x + 2, z = y * y * 3, out = z.mean(); every gradient is 4.5."""
     x = lib.ones(2, 2, requires_grad=True)
@@ -226,7 +226,7 @@ def reused_product(lib):
 check("seed 001: y = t @ a reused in a loop, retain_graph=True", reused_product)
 ### END HIDDEN TESTS
 
-# %% tests test-shared-node 2+1
+# %% tests test-shared-node 2+1 compute_dependencies backprop
 def shared_node(lib):
     """y feeds two paths; its node must run once, with the sum of both paths' gradients."""
     x = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -299,7 +299,7 @@ check("two backward passes accumulate", accumulate_twice)
 check("autograd.backward with two roots sharing a node", several_roots)
 ### END HIDDEN TESTS
 
-# %% tests test-order 1+1
+# %% tests test-order 1+1 compute_dependencies backprop
 def hook_order(lib):
     """Ready nodes run newest first: the order in which tensor hooks fire is torch's."""
     x = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -380,7 +380,7 @@ def many_ties(lib):
 check("many leaves ready at once", many_ties)
 ### END HIDDEN TESTS
 
-# %% tests test-long-chain 2
+# %% tests test-long-chain 2 compute_dependencies backprop
 def long_chain(lib, length):
     """A chain of ``length`` nodes: a recursive engine hits Python's recursion limit (1,000 frames; graded
     code cannot raise it)."""

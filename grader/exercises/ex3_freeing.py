@@ -160,7 +160,7 @@ _unpack = graded(_unpack)
 minigrad.function.BackwardFunction._unpack = _unpack
 # %% code
 # Try it: a = minigrad.ones(2, requires_grad=True); y = a * 2; y.sum().backward(); y.sum().backward()
-# %% tests test-second-backward 2+1
+# %% tests test-second-backward 2+1 BackwardFunction._release_saved run_node BackwardFunction._unpack
 def second_backward(lib):
     """Seed 004 (tutorial): a second backward through a graph whose buffers were freed fails."""
     x = lib.ones(3, 3, requires_grad=True)
@@ -196,10 +196,10 @@ def third_backward_after_retain(lib):
 check("retain_graph=True, then a plain backward, then a third", third_backward_after_retain)
 ### END HIDDEN TESTS
 
-# %% tests test-error-message 1
+# %% tests test-error-message 1 BackwardFunction._release_saved run_node BackwardFunction._unpack
 check("the error of a second backward, word for word", second_backward, message=True)
 
-# %% tests test-seed-001 2+1
+# %% tests test-seed-001 2+1 BackwardFunction._release_saved run_node BackwardFunction._unpack
 def reused_in_a_loop(lib, retain):
     """Seed 001: y = t @ a computed once, reused by a loss in each iteration."""
     measure = lib.nn.MSELoss()
@@ -257,7 +257,7 @@ def recomputed_in_the_loop(lib):
 check("seed 001: t @ a inside the loop", recomputed_in_the_loop)
 ### END HIDDEN TESTS
 
-# %% tests test-seed-002 2+1
+# %% tests test-seed-002 2+1 BackwardFunction._release_saved run_node BackwardFunction._unpack
 def linear_forward(lib, inside_loop):
     """Seed 002: nn.Linear's forward inside the loop works; outside, the 2nd backward fails."""
     lib.manual_seed(0)
@@ -299,7 +299,7 @@ check("seed 002: backward twice in the loop body", backward_twice_in_loop)
 
 ### END HIDDEN TESTS
 
-# %% tests test-seed-003 2+1
+# %% tests test-seed-003 2+1 BackwardFunction._release_saved run_node BackwardFunction._unpack
 def graph_remains(lib):
     """Seed 003: after backward the grad_fn chain remains, but its saved tensors are gone."""
     x = lib.tensor([3.0], requires_grad=True)
@@ -345,7 +345,7 @@ check("failing part-way, y built first", fails_part_way, True)
 check("failing part-way, a * 2 built first", fails_part_way, False)
 ### END HIDDEN TESTS
 
-# %% tests test-retain-graph 2+1
+# %% tests test-retain-graph 2+1 BackwardFunction._release_saved run_node BackwardFunction._unpack
 def buffers_after(lib, retain):
     """What each node still holds after one backward, with and without retain_graph."""
     a = lib.tensor([1.0, 2.0], requires_grad=True)

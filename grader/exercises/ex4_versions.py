@@ -276,7 +276,7 @@ _check_view_inplace = graded(_check_view_inplace)
 Tensor._check_view_inplace = _check_view_inplace
 # %% code
 # Try it: a = minigrad.ones(2); a.add_(1); a._version   then   w = minigrad.ones(2, requires_grad=True); w.mul_(2)
-# %% tests test-version-bump 2+1
+# %% tests test-version-bump 2+1 Tensor._mutate Tensor._inplace
 def versions(lib):
     """Each in-place op bumps the version by one, under no_grad too; an out-of-place op makes a new
     tensor (its own counter, at 0) and bumps nothing."""
@@ -342,7 +342,7 @@ def updates_and_clipping(lib):
 check("nn.init, SGD updates and gradient clipping bump versions", updates_and_clipping)
 ### END HIDDEN TESTS
 
-# %% tests test-detach 1+1
+# %% tests test-detach 1+1 Tensor._mutate SavedTensor.unpack SavedTensor._raise_modified Tensor._inplace
 def detach_shares(lib):
     """y.detach() shares y's memory and version counter: editing it is an edit of y, whose value
     exp's node saved, so backward refuses."""
@@ -371,7 +371,7 @@ def detached_parameter(lib):
 check("a parameter edited through .detach()", detached_parameter)
 ### END HIDDEN TESTS
 
-# %% tests test-saved-version 2+1
+# %% tests test-saved-version 2+1 Tensor._mutate SavedTensor.unpack SavedTensor._raise_modified Tensor._inplace
 def saved_then_edited(lib):
     """b is saved by a * b; editing b in place afterwards makes the saved tensor stale: backward
     refuses (the version check), and so does reading it."""
@@ -438,7 +438,7 @@ check("edited between two backward passes", edited_after_retained_backward)
 check("edited, then edited back", edited_back)
 ### END HIDDEN TESTS
 
-# %% tests test-leaf 2+1
+# %% tests test-leaf 2+1 Tensor._mutate SavedTensor.unpack Tensor._inplace Tensor._check_view_inplace
 IN_PLACE_ON_LEAF = {
     "x += 1": lambda x: x.__iadd__(1),
     "x.mul_(2)": lambda x: x.mul_(2),
@@ -539,7 +539,7 @@ check("three SGD steps", sgd_steps)
 check("a view of a non-leaf edited in place", view_of_non_leaf)
 ### END HIDDEN TESTS
 
-# %% tests test-error-message 2
+# %% tests test-error-message 2 Tensor._mutate SavedTensor.unpack SavedTensor._raise_modified Tensor._inplace Tensor._check_view_inplace
 def every_error(lib):
     """Each error of this exercise: a saved leaf edited twice (no producer), a saved output edited (its
     node produced it), a saved non-leaf edited (made by Mul, then by exp: the message names the op
@@ -566,7 +566,7 @@ def every_error(lib):
 
 check("every error, word for word", every_error, message=True)
 
-# %% tests test-seed-000 2+1
+# %% tests test-seed-000 2+1 Tensor._mutate SavedTensor.unpack SavedTensor._raise_modified Tensor._inplace
 def tiny_vq(lib, update, clone=False, steps=2):
     """Seed 000, small: an encoder, a codebook buffer (3 codes of 2 numbers, its columns) updated by
     an exponential moving average, straight-through quantization into a decoder, and a commitment

@@ -124,7 +124,7 @@ minigrad.grad_mode._Mode._exit = _exit
 #     with minigrad.no_grad():
 #         pass
 #     print((x * 2).requires_grad, minigrad.is_grad_enabled())   # False False
-# %% tests test-nesting 2+1
+# %% tests test-nesting 2+1 _Mode._enter _Mode._exit
 def no_grad_then_after(lib):
     """Inside no_grad, x * 2 records nothing; after the block grad mode is on again."""
     x = lib.ones(2, requires_grad=True)
@@ -227,7 +227,7 @@ check("no_grad inside enable_grad inside no_grad", nested, "enable_grad", "no_gr
 
 # %% markdown
 # ### `set_grad_enabled`, which switches when it is made (your `_enter` and `_exit` again)
-# %% tests test-set_grad_enabled 1+1
+# %% tests test-set_grad_enabled 1+1 _Mode._enter _Mode._exit
 def as_a_call(lib):
     """set_grad_enabled(False) as a plain call: off until set_grad_enabled(True)."""
     x = lib.ones(2, requires_grad=True)
@@ -298,7 +298,7 @@ check("@set_grad_enabled(False)", as_a_decorator)
 # %% locked plug-inference_mode
 _set = graded(_set)
 minigrad.grad_mode.inference_mode._set = _set
-# %% tests test-inference-mode 2+1
+# %% tests test-inference-mode 2+1 _Mode._enter _Mode._exit inference_mode._set
 def inside_inference_mode(lib):
     """Grad mode off, inference mode on; what is made inside is an inference tensor; after the block
     both switches are back."""
@@ -412,7 +412,7 @@ check("inference_mode and version counters", inference_and_versions)
 # %% locked plug-detach
 detach = graded(detach)
 minigrad.Tensor.detach = detach
-# %% tests test-detach 2+1
+# %% tests test-detach 2+1 _Mode._enter _Mode._exit inference_mode._set Tensor.detach
 def what_detach_gives(lib):
     a = lib.tensor([0.5, 1.0], requires_grad=True)
     e = a.exp()
@@ -582,7 +582,7 @@ def train_step(lib, model, batch, log):
     ### END SOLUTION
 # %% locked plug-train_step
 train_step = graded(train_step)
-# %% tests test-leak 2+1
+# %% tests test-leak 2+1 _Mode._enter _Mode._exit train_step
 def logged_training(lib, steps, hidden=0):
     """torch runs the fixed loop; minigrad runs your train_step."""
     return training(lib, fixed_from_outside if lib is torch else train_step, steps, hidden)

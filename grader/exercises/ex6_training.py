@@ -163,7 +163,7 @@ minigrad.optim.SGD._update = _update
 # %% code
 # Try it: p = minigrad.nn.Parameter(minigrad.ones(2)); p.grad = minigrad.tensor([1.0, 2.0])
 # opt = minigrad.optim.SGD([p], lr=0.1, momentum=0.9); opt.step(); p, opt.state[p]
-# %% tests test-sgd 2+1
+# %% tests test-sgd 2+1 SGD._update
 def sgd_steps(lib, options, steps=3, device="cpu"):
     """A few SGD steps of a small float64 model (its last bias frozen: no gradient, no update): after
     each step the parameters, their momentum buffers and their versions (in-place edits count)."""
@@ -210,7 +210,7 @@ def two_groups(lib):
 check("two parameter groups", two_groups)
 ### END HIDDEN TESTS
 
-# %% tests test-sgd-options 2+2
+# %% tests test-sgd-options 2+2 SGD._update
 check("SGD(momentum=0.9, dampening=0.3): the first step is not dampened", sgd_steps,
       {"lr": 0.1, "momentum": 0.9, "dampening": 0.3})
 check("SGD(momentum=0.9, weight_decay=0.1): decay before momentum", sgd_steps,
@@ -225,7 +225,7 @@ check("SGD(maximize=True, momentum=0.9, dampening=0.1)", sgd_steps,
       {"lr": 0.1, "maximize": True, "momentum": 0.9, "dampening": 0.1})
 ### END HIDDEN TESTS
 
-# %% tests test-sgd-in-place 1+1
+# %% tests test-sgd-in-place 1+1 SGD._update
 def step_between_forward_and_backward(lib):
     """step() edits the weight in place; the product saved it for backward, so backward refuses — as in
     torch (a classic of GAN loops that step one model before the other's backward)."""
@@ -309,7 +309,7 @@ check("the gradient is read, not edited (maximize, momentum, weight decay)", gra
 # %% locked plug-zero_grad
 zero_grad = graded(zero_grad)
 minigrad.optim.Optimizer.zero_grad = zero_grad
-# %% tests test-zero-grad 2+1
+# %% tests test-zero-grad 2+1 Optimizer.zero_grad
 def zero_grad_then_backward(lib, set_to_none):
     """zero_grad between two backward passes, a reference to the old gradient kept."""
     lib.manual_seed(0)
@@ -359,7 +359,7 @@ check("parameters without a gradient, set_to_none=True", some_without_grad, True
 check("a gradient with a grad_fn, and one that requires grad", gradient_with_a_graph)
 ### END HIDDEN TESTS
 
-# %% tests test-zero-grad-and-step 1
+# %% tests test-zero-grad-and-step 1 SGD._update Optimizer.zero_grad
 def zero_grad_then_step(lib, set_to_none):
     """After zero_grad, a step with momentum and weight decay: None skips the parameter, zeros do not."""
     lib.manual_seed(0)
@@ -472,7 +472,7 @@ EPOCHS = 10
 # losses = fit(model, minigrad.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM),
 #              minigrad.nn.CrossEntropyLoss(), x_train, y_train, EPOCHS, BATCH_SIZE)
 # len(losses), losses[-1], accuracy(minigrad, model, x_test, y_test)
-# %% tests test-fit 2+1 from-reference
+# %% tests test-fit 2+1 from-reference SGD._update Optimizer.zero_grad fit
 def train(lib, epochs, batch_size, device="cpu", adam=False):
     """fit on the digits from torch's initial weights: every loss, the sum of each trained parameter (whole
     tensors would not fit on a screen), the test accuracy."""
@@ -492,7 +492,7 @@ check("fit on DEVICE: 2 epochs of batches of 600 (the last one has 200)", train,
 check("fit with Adam(lr=0.01): 1 epoch of batches of 200", train, 1, 200, "cpu", True)
 ### END HIDDEN TESTS
 
-# %% tests test-target 2 from-reference
+# %% tests test-target 2 from-reference SGD._update Optimizer.zero_grad fit
 def reaches_the_target(lib):
     """Your settings: at least 95% test accuracy, in at most 150 steps."""
     x_train, y_train, x_test, y_test = digits(lib)
@@ -582,7 +582,7 @@ def fixed_fit(lib, model, x, y, steps, batch_size):
     ### END SOLUTION
 # %% locked check-fixed_fit
 fixed_fit = graded(fixed_fit)
-# %% tests test-fixed 2+1 from-reference
+# %% tests test-fixed 2+1 from-reference SGD._update Optimizer.zero_grad fixed_fit
 def fine_tune(lib, steps, device="cpu"):
     """fixed_fit on the digits in batches of 100: every loss, the sum of each trained parameter (whole
     tensors would not fit on a screen), the test accuracy."""

@@ -235,7 +235,7 @@ GRADCHECK._check_jacobians = _check_jacobians
 # %% code
 # Try it: x = minigrad.randn(3, dtype=minigrad.float64, requires_grad=True)
 # minigrad.autograd.gradcheck(lambda x: x.exp(), (x,))
-# %% tests test-numerical 2+1
+# %% tests test-numerical 2+1 _numerical_jacobians _jacobians_from_backward _check_jacobians
 def square(lib, eps):
     """x * x with eps = 1e-3: central differences are exact for a square (up to rounding); one-sided
     ones are off by eps, far more than atol."""
@@ -288,7 +288,7 @@ check("an output that is a view of the input", view_of_the_input)
 check("x * x, eps=1e-6", square, 1e-6)
 ### END HIDDEN TESTS
 
-# %% tests test-analytical 2+1
+# %% tests test-analytical 2+1 _numerical_jacobians _jacobians_from_backward _check_jacobians
 def matmul(lib):
     """a @ b, (2, 3) @ (3, 4): Jacobians of 6 x 8 and 12 x 8, neither square."""
     lib.manual_seed(0)
@@ -338,7 +338,7 @@ check("(x @ m).exp()", fixed_matrix)
 check("several outputs", several_outputs)
 ### END HIDDEN TESTS
 
-# %% tests test-wrong-backwards 2+2
+# %% tests test-wrong-backwards 2+2 _numerical_jacobians _jacobians_from_backward _check_jacobians
 def square_with(lib, formula):
     """x * x as a custom Function whose backward is ``formula(x, grad_output)``."""
     class Square(lib.autograd.Function):
@@ -429,7 +429,7 @@ def on_device(lib):
 check("on DEVICE: a right backward and a wrong one", on_device)
 ### END HIDDEN TESTS
 
-# %% tests test-mismatch-message 1
+# %% tests test-mismatch-message 1 _numerical_jacobians _jacobians_from_backward _check_jacobians
 def mismatch_named(lib):
     """w needs no grad and max's indices have none: the wrong pair is output 1, input 1, counted among
     those that require grad."""
@@ -530,7 +530,7 @@ StableLogSumExp = graded(StableLogSumExp)
 # %% code
 # Try it: x = minigrad.tensor([[1000.0, 1000.0], [float("-inf"), float("-inf")]], requires_grad=True)
 # StableLogSumExp.apply(x, 1)
-# %% tests test-lse 2+2
+# %% tests test-lse 2+2 StableLogSumExp
 def logsumexp(lib, x, dim):
     """Yours with minigrad; torch.logsumexp with torch."""
     return StableLogSumExp.apply(x, dim) if lib is minigrad else torch.logsumexp(x, dim)
@@ -600,7 +600,7 @@ def lse_on_device(lib):
 check("on DEVICE", lse_on_device)
 ### END HIDDEN TESTS
 
-# %% tests test-lse-gradcheck 1+1
+# %% tests test-lse-gradcheck 1+1 _numerical_jacobians _jacobians_from_backward _check_jacobians StableLogSumExp
 def lse_checked(lib, shape, dim, check_twice=False):
     """torch.autograd.gradcheck of torch.logsumexp, and your gradcheck of your StableLogSumExp."""
     lib.manual_seed(0)
@@ -668,7 +668,7 @@ class StraightThroughEstimator(Function):
         ### END SOLUTION
 # %% locked plug-ste
 StraightThroughEstimator = graded(StraightThroughEstimator)
-# %% tests test-ste 2+1
+# %% tests test-ste 2+1 _numerical_jacobians _jacobians_from_backward _check_jacobians StraightThroughEstimator
 def quantized(lib, x, num_bits):
     """Yours with minigrad; with torch, the same estimator without a Function: forward q, gradient
     of x (``x + (q - x).detach()``). ``num_bits=None`` leaves it at its default."""

@@ -334,7 +334,7 @@ minigrad.utils.checkpoint.rerun = rerun
 # x = minigrad.ones(2, requires_grad=True)
 # y = minigrad.utils.checkpoint.checkpoint(lambda x: (x.exp() * x).sum(), x, use_reentrant=False)
 # y.backward(); x.grad
-# %% tests test-gradients 2+1
+# %% tests test-gradients 2+1 checkpointed_forward _Frame.pack _Frame.unpack _Frame.recompute rerun
 def body_of(lib, runs, ends):
     """A small body with saved tensors that counts how often it starts and how often it reaches its
     last line (side effects, as a print would be)."""
@@ -438,7 +438,7 @@ check("a body that returns two tensors", tuple_output)
 check("two checkpointed transformer blocks", small_transformer)
 ### END HIDDEN TESTS
 
-# %% tests test-body-runs 2+1
+# %% tests test-body-runs 2+1 checkpointed_forward _Frame.pack _Frame.unpack _Frame.recompute rerun
 def body_runs(lib):
     """How often the body starts after the forward and after the backward, and how often it reaches
     its last line (after the last tensor it saves)."""
@@ -542,7 +542,7 @@ check("three checkpoints in a chain: each body once more", chain_of_three)
 check("a body that saves nothing is not run again", saves_nothing)
 ### END HIDDEN TESTS
 
-# %% tests test-random 2+1
+# %% tests test-random 2+1 checkpointed_forward _Frame.pack _Frame.unpack _Frame.recompute rerun
 def random_in_the_body(lib):
     """torch.rand in the body: the recomputation must draw the same numbers, and the generator outside
     must go on as if the body had run once."""
@@ -595,7 +595,7 @@ def not_preserved(lib):
 check("preserve_rng_state=False", not_preserved)
 ### END HIDDEN TESTS
 
-# %% tests test-memory 2+1
+# %% tests test-memory 2+1 checkpointed_forward _Frame.pack _Frame.unpack _Frame.recompute rerun
 def deep_step(lib, checkpoint_blocks, depth=8, width=64, batch=16):
     """One training step of eight blocks, each checkpointed or not."""
     lib.manual_seed(0)
@@ -706,7 +706,7 @@ def retained_twice(lib):
 check("three backward passes through one checkpoint", retained_twice)
 ### END HIDDEN TESTS
 
-# %% tests test-inputs 1+1
+# %% tests test-inputs 1+1 checkpointed_forward _Frame.pack _Frame.unpack _Frame.recompute
 def input_edited_in_place(lib):
     """An input of the body edited in place after the forward: the recomputation would see other
     numbers, so backward refuses, as for any saved tensor."""
@@ -735,7 +735,7 @@ def weight_edited_in_place(lib):
 check("a weight edited in place after the forward", weight_edited_in_place)
 ### END HIDDEN TESTS
 
-# %% tests test-mismatch 1
+# %% tests test-mismatch 1 checkpointed_forward _Frame.pack _Frame.unpack _Frame.recompute rerun
 def different_recomputation(lib):
     """A body whose recomputation saves fewer tensors than its forward did."""
     calls = []

@@ -139,7 +139,7 @@ def by_rows(kernel, out_shape, *tensors):
 graded(softmax_kernel.fn)
 # %% code
 # Try it: x = torch.randn(2, 5); by_rows(softmax_kernel, x.shape, x) - torch.softmax(x, -1)
-# %% tests test-softmax_kernel 2+2
+# %% tests test-softmax_kernel 2+2 softmax_kernel
 def forward_kernel(lib, shape, scale=3.0):
     """softmax over the last dimension: torch's, or your kernel launched on the storage."""
     lib.manual_seed(0)
@@ -213,7 +213,7 @@ check("float32", float32_rows)
 # %% locked plug-softmax_backward_kernel
 triton_softmax.softmax_backward_kernel = softmax_backward_kernel  # what the given SoftmaxGrad launches
 graded(softmax_backward_kernel.fn)
-# %% tests test-softmax_backward_kernel 2+1
+# %% tests test-softmax_backward_kernel 2+1 softmax_backward_kernel
 def backward_kernel(lib, shape, scale=3.0):
     """softmax's gradient for an upstream gradient: torch's autograd, or your kernel launched on the
     upstream gradient and the softmax (minigrad's op computes it)."""
@@ -275,7 +275,7 @@ check("rows of one element: (4, 1)", backward_kernel, (4, 1))
 Softmax = graded(Softmax)
 # %% code
 # Try it: x = minigrad.randn(2, 5, requires_grad=True); y = Softmax.apply(x); y.sum().backward(); x.grad
-# %% tests test-Softmax 2+2
+# %% tests test-Softmax 2+2 softmax_kernel softmax_backward_kernel Softmax
 def fused(lib, x):
     """torch's softmax, or yours."""
     return torch.softmax(x, -1) if lib is torch else Softmax.apply(x)
@@ -310,7 +310,7 @@ def float32_softmax(lib):
 check("float32", float32_softmax)
 ### END HIDDEN TESTS
 
-# %% tests test-Softmax-graph 1+1
+# %% tests test-Softmax-graph 1+1 softmax_kernel softmax_backward_kernel Softmax
 def nodes(tensor):
     """How many nodes the backward graph below ``tensor`` has."""
     seen, stack = set(), [tensor.grad_fn]
