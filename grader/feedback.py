@@ -37,7 +37,8 @@ class HideHiddenTests(NbGraderPreprocessor):
         if cell.cell_type != "code" or not meta.get("grade"):
             return cell, resources
         if "### BEGIN HIDDEN TESTS" not in cell.source:
-            cell.metadata["minigrad"] = {"test": "visible checks", "scenarios": scenarios(cell.source)}
+            ran = cell.metadata.get("minigrad", {}).get("checks")  # verdicts.VerdictExecute's: titles filled in
+            cell.metadata["minigrad"] = {"test": "visible checks", "scenarios": ran or scenarios(cell.source)}
             return cell, resources
         failed = cell.metadata.get("minigrad", {}).get("failed checks", [])  # verdicts.VerdictExecute's
         cell.metadata["minigrad"] = {"test": "hidden checks", "scenarios": hidden_titles(cell.source)}
@@ -59,7 +60,8 @@ def hidden_titles(source):
 
 
 def scenarios(source):
-    """The scenario names of a test cell's ``check(...)`` calls (an f-string's as written)."""
+    """The scenario names of a test cell's ``check(...)`` calls, as written (where grading did not
+    record the titles as they ran)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
