@@ -334,7 +334,7 @@ def raised_lines(error):
         code = frame.f_code
         line = linecache.getline(code.co_filename, line_number, frame.f_globals).strip()
         if not code.co_filename.startswith(not_theirs) and line:
-            frames.append(f"    in {code.co_qualname}, line {line_number}: {line}")
+            frames.append(f"    in {code.co_qualname.replace('.<locals>', '')}, line {line_number}: {line}")
     return [f"  your code raised {told}", *frames[-3:]]
 
 

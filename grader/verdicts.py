@@ -376,6 +376,15 @@ def _titled(node, title):
     return False
 
 
+def checks_told(test_id, expected, actual):
+    """What the feedback (``feedback.HideHiddenTests``) names of a test cell's checks: of a hidden one,
+    the titles of those that failed, and nothing else of them; of a visible one, every title as it
+    ran (an f-string's filled in), from torch's run."""
+    if test_id.endswith("-hidden"):
+        return {"failed checks": [name for name, *_ in failed_checks(expected[test_id], actual.get(test_id))]}
+    return {"checks": [name for name, *_ in expected[test_id]["checks"]]}
+
+
 def failed_checks(want, got):
     """The checks of one test cell whose results differ, in order, as (title, torch's, minigrad's,
     what the learner's code raised); a check that did not run counts as failed."""
@@ -519,11 +528,7 @@ class VerdictExecute(NbGraderPreprocessor):
             cell = nb.cells[index[test_id]]
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
-            if test_id.endswith("-hidden"):  # the feedback names them, and shows nothing else of them
-                cell.metadata["minigrad"] = {"failed checks": [
-                    name for name, *_ in failed_checks(expected[test_id], actual.get(test_id))]}
-            else:  # the feedback names each by its title as it ran (an f-string's filled in), torch's run's
-                cell.metadata["minigrad"] = {"checks": [name for name, *_ in expected[test_id]["checks"]]}
+            cell.metadata["minigrad"] = checks_told(test_id, expected, actual)
         return nb, resources
 
     def cache_file(self, exercise, name):

@@ -76,8 +76,24 @@ def test_validate_on_the_untouched_release_names_the_parts_not_written(browser, 
 def test_validate_names_the_failing_scenario_and_where_it_differs(browser, lab):  # noqa: F811
     text = validate_in_lab(browser, lab, "mistake")
     assert "'seed 003: m = k after backward'\n  minigrad differs from torch at " in text, text
+    assert "  parts this test exercises: BackwardFunction._release_saved, run_node, BackwardFunction._unpack" in text
     assert "torch: " in text and "minigrad: " in text
     assert "Not written yet" not in text
+
+
+def test_the_summary_line_wraps_in_a_narrow_window(browser, lab):  # noqa: F811
+    """Issue 35: the failing dialog's first line (how many checks fail, the parts not written yet) sat
+    in a one-line box, cut off; it wraps, whole (screenshots/validate/untouched-narrow.png)."""
+    page = browser.new_page(viewport={"width": 960, "height": 900})
+    page.goto(f"{lab['url']}/lab/workspaces/narrow/tree/untouched/{EXERCISE}.ipynb?reset&token={lab['token']}")
+    summary = validate(page.get_by_role("button", name="Validate")).locator("#validation-message pre").first
+    shot(page, "validate", "untouched-narrow")
+    text = summary.inner_text()
+    wide, room, height, line = summary.evaluate(
+        "e => [e.scrollWidth, e.clientWidth, e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight)]")
+    page.close()
+    assert text.startswith("6 of 6 visible checks fail. Not written yet: ") and text.endswith("BackwardFunction._unpack.")
+    assert wide <= room and height >= 2 * line, (wide, room, height, line)
 
 
 def test_validate_on_a_lesson_says_there_is_nothing_to_validate(browser, lab):  # noqa: F811

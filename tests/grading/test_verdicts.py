@@ -282,3 +282,90 @@ def test_outside_a_check_no_exception_is_kept():
     with pytest.raises(coursekit.testing.CheckFailed):
         coursekit.testing.check("fails", lambda lib: coursekit.testing.outcome(lambda: 1 / 0) if lib is minigrad else 1)
     assert coursekit.testing._raised is None
+
+
+@pytest.fixture(scope="module")
+def graded_like_learners(tmp_path_factory):
+    """``grade(exercise, part, right, wrong)``: the reports of exercise's test cells with the reference
+    but ``right`` replaced by ``wrong`` in ``part``, as grading writes them (failing cells only)."""
+    cache = tmp_path_factory.mktemp("expected")
+
+    def grade(exercise, part, right, wrong):
+        folder = ROOT / "solutions" / exercise
+        source = nbformat.read(folder / f"{exercise}.ipynb", as_version=4)
+        reference = verdicts.solution_cells(source, without_markers=True)
+        assert reference[part].count(right) == 1
+        plan = verdicts.plan(source, {**reference, part: reference[part].replace(right, wrong)})
+        expected = verdicts.expected_results(folder, f"{exercise}.ipynb", cache / f"{exercise}.json",
+                                             grading_device(False))
+        actual = verdicts.run(folder, plan, "minigrad")
+        return {test: why for test, (passed, why) in verdicts.compare(expected, actual, plan).items() if not passed}
+    return grade
+
+
+def test_a_version_bumped_before_the_kernel_is_told_by_part_and_by_what_the_scenario_recorded(graded_like_learners):
+    """Issue 35's walk: the report named "[1]"; it names y._version, and the parts to look at."""
+    why = graded_like_learners("ex4_versions", "Tensor-_inplace",
+                               "    self._record_inplace(function, *args)\n    self._version_counter.version += 1",
+                               "    self._version_counter.version += 1\n    self._record_inplace(function, *args)")
+    assert why["test-version-bump"] == (
+        "'a failed recorded in-place op does not bump'\n  minigrad differs from torch at y._version (result [1])\n"
+        "  torch:    0\n  minigrad: 1\n  parts this test exercises: Tensor._mutate, Tensor._inplace")
+
+
+def test_a_wrong_value_is_told_by_key_with_the_parts_and_the_frames_by_qualified_name(graded_like_learners):
+    """A wrong gradient names the scenario's key; an error in a class's method names Class.method,
+    and none of the checks' own frames (the harness's ``check``)."""
+    why = graded_like_learners("ex1_ops", "Mul", "grad * a if a is not None", "grad * a * 2 if a is not None")
+    lines = why["test-Mul-saved"].splitlines()
+    assert lines[:2] == ["'a * b, only b requires grad'", "  minigrad differs from torch at ['grads'][1] tensor element [0]"]
+    assert lines[-1] == "  parts this test exercises: save_factors, Mul"
+    why = graded_like_learners("ex1_ops", "Mul", "grad * a if a is not None", "grad * aa if a is not None")
+    lines = why["test-Mul-saved"].splitlines()
+    assert "  your code raised NameError: name 'aa' is not defined" in lines
+    assert any(line.startswith("    in Mul.backward, line ") for line in lines), lines
+    assert not any(line.startswith("    in check,") for line in lines), lines
+    assert lines[-1] == "  parts this test exercises: save_factors, Mul"
+
+
+def test_an_error_inside_a_property_is_told_where_it_was_raised(graded_like_learners):
+    """An AttributeError in ``_unpack``, which a node's ``saved_tensors`` property calls, reaches the
+    report as the learner's own error, at their line: not as the node's missing ``saved_tensors``."""
+    why = graded_like_learners("ex3_freeing", "BackwardFunction-_unpack", "saved.unpack(self)", "saved.unpak(self)")
+    lines = why["test-second-backward"].splitlines()
+    assert lines[1] == "  minigrad differs from torch"  # the first backward raised: the whole scenario differs
+    assert "  your code raised AttributeError: 'SavedTensor' object has no attribute 'unpak'" in lines
+    assert "    in _unpack, line 8: return saved.unpak(self)" in lines
+    assert "no attribute 'saved_tensors'" not in why["test-second-backward"]
+    assert lines[-1] == "  parts this test exercises: BackwardFunction._release_saved, run_node, BackwardFunction._unpack"
+
+
+def test_the_feedback_names_each_visible_check_with_its_title_filled_in():
+    """Issue 35's walk: the feedback's per-cell summary showed f'seed 004: {edit} …' as written."""
+    from grader.feedback import HideHiddenTests
+
+    titles = [f"seed 004: {edit} on a leaf that requires grad" for edit in ("x += 1", "x.mul_(2)", "x[0] = 5.")]
+    expected = {"test-leaf": {"checks": [[title, 0, False, []] for title in titles], "error": None}}
+    source = nbformat.read(ROOT / "solutions" / "ex4_versions" / "ex4_versions.ipynb", as_version=4)
+    cell = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test-leaf")
+    assert "f\"seed 004: {edit} on a leaf that requires grad\"" in cell.source
+    cell.metadata["minigrad"] = verdicts.checks_told("test-leaf", expected, expected)
+    cell, _ = HideHiddenTests().preprocess_cell(cell, {}, 0)
+    assert cell.metadata["minigrad"]["scenarios"] == titles
+
+
+# These checks exercise: Tensor._mutate, Tensor._inplace
+def version_recorded(lib):
+    version = 0 if lib.__name__ == "torch" else 1
+    return lib.ones(1), version
+
+
+def test_in_the_learners_kernel_a_report_names_the_parts_and_what_the_scenario_recorded():
+    """Validate's side (``check`` in the kernel): the parts from the calling cell's line (here, this
+    file's), the label from the scenario's text (the line above ``version_recorded``)."""
+    import coursekit.testing
+
+    with pytest.raises(coursekit.testing.CheckFailed) as failed:
+        coursekit.testing.check("a version", version_recorded)
+    assert str(failed.value) == ("'a version'\n  minigrad differs from torch at version (result [1])\n"
+                                 "  torch:    0\n  minigrad: 1\n  parts this test exercises: Tensor._mutate, Tensor._inplace")

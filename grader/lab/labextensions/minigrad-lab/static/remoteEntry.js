@@ -61,7 +61,10 @@
     autoStart: true,
     activate(app) {
       const style = document.createElement("style");
-      style.textContent = `${PASSED}:not(.minigrad-summary) p { visibility: hidden; }`;
+      // The dialog's boxes are <pre>s, one line each where a line is long (the failing dialog's
+      // summary: how many checks fail and the parts not written yet): wrapped, they show it whole.
+      style.textContent = `${PASSED}:not(.minigrad-summary) p { visibility: hidden; }
+        #validation-message pre { white-space: pre-wrap; overflow-wrap: anywhere; }`;
       document.head.appendChild(style);
       new MutationObserver(() => {
         for (const message of document.querySelectorAll(`${PASSED}:not(.minigrad-summary-pending)`)) {
