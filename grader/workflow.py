@@ -22,6 +22,7 @@ import nbformat
 import sqlalchemy as sa
 
 from . import build, forkserver, records
+from .progress import each_exercise
 from .sandbox import SLOT
 from .build import ROOT
 
@@ -71,18 +72,19 @@ def release_all(root=ROOT, exercises=None):
 def register(root=ROOT, exercises=None):
     """Record in the gradebook each exercise (of ``exercises``, else all) it does not know yet (a fresh
     clone's, whose gradebook is new): nbgrader's autograde, and Formgrader's, grade only what
-    generate_assignment recorded. Returns the exercises it recorded."""
+    generate_assignment recorded; a few seconds each, so it says which one it records (stderr).
+    Returns the exercises it recorded."""
     from nbgrader.api import Gradebook, MissingEntry
 
     api = course_api(root)
     missing = []
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
-        for exercise in exercises or [spec.stem for spec in build.exercise_specs(root)]:
+        for exercise in [spec.stem for spec in build.exercise_specs(root)] if exercises is None else exercises:
             try:
                 gradebook.find_assignment(exercise)
             except MissingEntry:
                 missing.append(exercise)
-    for exercise in missing:
+    for exercise in each_exercise(missing, "recording in the gradebook"):
         build.generate(Path(root), exercise)
     build.stage(root)  # generate_assignment replaced the release folder, staged package included
     return missing
