@@ -62,11 +62,14 @@ def release_all(root=ROOT, exercises=None):
     api = course_api(root)
     api.config.ExchangeReleaseAssignment.force = True  # an outdated release is replaced
     outbound = Path(api.config.Exchange.root) / api.coursedir.course_id / "outbound"
-    for exercise in exercises or (spec.stem for spec in build.exercise_specs(root)):
+
+    def stale(exercise):
         released = outbound / exercise / f"{exercise}.ipynb"
         current = (Path(root) / "exercises" / exercise / f"{exercise}.ipynb").read_bytes()
-        if not released.exists() or released.read_bytes() != current:
-            _checked(api.release_assignment(exercise), f"releasing {exercise}")
+        return not released.exists() or released.read_bytes() != current
+    changed = [exercise for exercise in exercises or (spec.stem for spec in build.exercise_specs(root)) if stale(exercise)]
+    for exercise in each_exercise(changed, "releasing into the exchange"):  # a second or so each
+        _checked(api.release_assignment(exercise), f"releasing {exercise}")
 
 
 def register(root=ROOT, exercises=None):

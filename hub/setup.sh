@@ -149,7 +149,6 @@ released=" ${HUB_RELEASED:-ex1_ops} "
 for spec in grader/exercises/ex*.py; do
   exercise="$(basename "$spec" .py)"
   if [[ "$released" == *" $exercise "* ]]; then
-    echo "hub/setup.sh: releasing $exercise into the exchange"
     as_instructor release "$exercise"
   else
     rm -rf "${EXCHANGE:?}/minigrad/outbound/$exercise"
