@@ -57,7 +57,7 @@ def release_all(root=ROOT, exercises=None):
     """Release each exercise (of ``exercises``, else all) whose release in the exchange is missing or
     differs from exercises/: a learner's own lab (``./run lab``) lists them all in its Assignment
     List, as after an instructor's release. The release folder is self-contained: the notebook, its
-    staged minigrad and the guards Validate runs."""
+    staged minigrad and the guards Validate runs. A second or so each: it says which (stderr)."""
     build.stage(root)
     api = course_api(root)
     api.config.ExchangeReleaseAssignment.force = True  # an outdated release is replaced
@@ -67,8 +67,8 @@ def release_all(root=ROOT, exercises=None):
         released = outbound / exercise / f"{exercise}.ipynb"
         current = (Path(root) / "exercises" / exercise / f"{exercise}.ipynb").read_bytes()
         return not released.exists() or released.read_bytes() != current
-    changed = [exercise for exercise in exercises or (spec.stem for spec in build.exercise_specs(root)) if stale(exercise)]
-    for exercise in each_exercise(changed, "releasing into the exchange"):  # a second or so each
+    every = [spec.stem for spec in build.exercise_specs(root)]
+    for exercise in each_exercise([name for name in exercises or every if stale(name)], "releasing into the exchange"):
         _checked(api.release_assignment(exercise), f"releasing {exercise}")
 
 

@@ -138,7 +138,7 @@ as_instructor() {
 }
 # The instructor's gradebook learns the exercises (build), then every exercise goes to the exchange.
 if [ ! -e "$course/.course/built" ]; then
-  echo "hub/setup.sh: building the instructor's course: each exercise's release and gradebook entry (a few seconds each)"
+  echo "hub/setup.sh: building the instructor's course: each exercise's release and gradebook entry (seconds each)"
   as_instructor build > "$HUB_PREFIX/build.log" 2>&1 || { cat "$HUB_PREFIX/build.log" >&2; exit 1; }
   runuser -u "$INSTRUCTOR" -- touch "$course/.course/built"
 fi
