@@ -10,10 +10,14 @@ course's Validate, ``grader/lab/course_validate.py``, on a copy of the release):
 the reference and every design and fail the release and every wrong version, so that its "pass"
 means the grade keeps the points. The table names, per exercise, what was expected and what came, how many wrong
 versions grading and Validate caught, the device and sandbox that graded, torch's and Triton's
-versions, and the time it took.
+versions, and the time it took. An exercise that needs what this machine lacks (exercise 9 without
+Triton, the ``kernels`` extra) is reported apart, with how to install it, and fails nothing: a
+machine without the extra grades every other exercise.
 """
 import asyncio
 import importlib.metadata
+import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +31,8 @@ from . import workflow
 from .build import ROOT, exercise_specs
 from .designs import versions
 from .mistakes import MISTAKES
-from .verdicts import solution_cells
+from .progress import each_exercise
+from .verdicts import solution_cells, unmet_requirements
 
 COPIED = ("minigrad", "coursekit", "grader", "solutions", "exercises")
 
@@ -181,18 +186,28 @@ def environment(sandbox):
         sandboxed = f"bubblewrap {found[-1]}" if found else "bubblewrap"
     else:
         sandboxed = "none (--no-sandbox)"
-    versions = []
-    for name in ("torch", "triton"):
-        try:
-            versions.append(importlib.metadata.version(name))
-        except importlib.metadata.PackageNotFoundError:
-            versions.append("not installed")
-    return (sandboxed, *versions)
+    return (sandboxed, *(importlib.metadata.version(name) if importlib.util.find_spec(name) else "not installed"
+                         for name in ("torch", "triton")))
+
+
+def not_gradable(root, exercise):
+    """Why this machine cannot grade ``exercise`` and how to make it able to, or None."""
+    source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)
+    reason = unmet_requirements(source)
+    if reason is None:
+        return None
+    modules = source.metadata["minigrad"]["requires"]
+    extras = {found[2] for found in (re.fullmatch(r'([\w.-]+)[^;]*; extra == "(\w+)"', requirement)
+                                     for requirement in importlib.metadata.requires("minigrad") or [])
+              if found and found[1] in modules}
+    return reason + "".join(f"; install the {extra} extra: MINIGRAD_EXTRAS={extra} ./run grader selftest {exercise}"
+                            for extra in sorted(extras))
 
 
 def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
-    """Grade every exercise (or those named) in a scratch copy of the course at ``root``; print the
-    table, then each mismatch. Returns the number of mismatches (0: the machine grades as it must)."""
+    """Grade every exercise (or those named) in a scratch copy of the course at ``root``, saying which
+    on stderr as it goes; print the table, then each exercise this machine cannot grade and why, then
+    each mismatch. Returns the number of mismatches (0: the machine grades as it must what it can grade)."""
     exercises = exercises or [spec.stem for spec in exercise_specs(root)]
     unknown = sorted(set(exercises) - {spec.stem for spec in exercise_specs(root)})
     if unknown:
@@ -200,12 +215,18 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
     sandboxed, torch_version, triton_version = environment(sandbox)
     header = ("exercise", "expected: reference, release, wrong", "got", "wrong caught: grading", "Validate", "device",
               "sandbox", "torch", "triton", "time", "result")
-    table, problems = [], []
+    table, apart, problems = [], [], []
     with tempfile.TemporaryDirectory(prefix="minigrad-selftest-") as scratch:
         course = Path(scratch)
         for folder in COPIED:
             shutil.copytree(root / folder, course / folder, ignore=shutil.ignore_patterns("__pycache__"))
-        for exercise in exercises:
+        unable = {exercise: not_gradable(course, exercise) for exercise in exercises}
+        workflow.register(course, [exercise for exercise in exercises if not unable[exercise]])  # each saying so
+        for exercise in each_exercise(exercises, "selftest, grading and validating"):
+            if unable[exercise]:
+                table.append((exercise, *"-----", sandboxed, torch_version, triton_version, "-", "not gradable here"))
+                apart.append(f"{exercise}: not gradable here: {unable[exercise]}")
+                continue
             start = time.monotonic()
             graded = grade(course, exercise, workers, sandbox)
             expected, got, mismatches = verdict(points(course, exercise), graded)
@@ -217,9 +238,10 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
     widths = [max(len(str(row[i])) for row in [header, *table]) for i in range(len(header))]
     for row in [header, *table]:
         out("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
-    for line in problems:
+    for line in apart + problems:
         out(line)
     out(f"selftest: {len(exercises)} exercises, {len(problems)} mismatches" +
+        (f", {len(apart)} not gradable here" if apart else "") +
         ("" if not problems else " -- do not grade learners on this machine until they are fixed"))
     return len(problems)
 

@@ -22,6 +22,7 @@ import nbformat
 import sqlalchemy as sa
 
 from . import build, forkserver, records
+from .progress import each_exercise
 from .sandbox import SLOT
 from .build import ROOT
 
@@ -56,33 +57,37 @@ def release_all(root=ROOT, exercises=None):
     """Release each exercise (of ``exercises``, else all) whose release in the exchange is missing or
     differs from exercises/: a learner's own lab (``./run lab``) lists them all in its Assignment
     List, as after an instructor's release. The release folder is self-contained: the notebook, its
-    staged minigrad and the guards Validate runs."""
+    staged minigrad and the guards Validate runs. A second or so each: it says which (stderr)."""
     build.stage(root)
     api = course_api(root)
     api.config.ExchangeReleaseAssignment.force = True  # an outdated release is replaced
     outbound = Path(api.config.Exchange.root) / api.coursedir.course_id / "outbound"
-    for exercise in exercises or (spec.stem for spec in build.exercise_specs(root)):
+
+    def stale(exercise):
         released = outbound / exercise / f"{exercise}.ipynb"
         current = (Path(root) / "exercises" / exercise / f"{exercise}.ipynb").read_bytes()
-        if not released.exists() or released.read_bytes() != current:
-            _checked(api.release_assignment(exercise), f"releasing {exercise}")
+        return not released.exists() or released.read_bytes() != current
+    every = [spec.stem for spec in build.exercise_specs(root)]
+    for exercise in each_exercise([name for name in exercises or every if stale(name)], "releasing into the exchange"):
+        _checked(api.release_assignment(exercise), f"releasing {exercise}")
 
 
 def register(root=ROOT, exercises=None):
     """Record in the gradebook each exercise (of ``exercises``, else all) it does not know yet (a fresh
     clone's, whose gradebook is new): nbgrader's autograde, and Formgrader's, grade only what
-    generate_assignment recorded. Returns the exercises it recorded."""
+    generate_assignment recorded; a few seconds each, so it says which one it records (stderr).
+    Returns the exercises it recorded."""
     from nbgrader.api import Gradebook, MissingEntry
 
     api = course_api(root)
     missing = []
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gradebook:
-        for exercise in exercises or [spec.stem for spec in build.exercise_specs(root)]:
+        for exercise in [spec.stem for spec in build.exercise_specs(root)] if exercises is None else exercises:
             try:
                 gradebook.find_assignment(exercise)
             except MissingEntry:
                 missing.append(exercise)
-    for exercise in missing:
+    for exercise in each_exercise(missing, "recording in the gradebook"):
         build.generate(Path(root), exercise)
     build.stage(root)  # generate_assignment replaced the release folder, staged package included
     return missing

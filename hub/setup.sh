@@ -33,19 +33,23 @@ venv="$HUB_PREFIX/venv"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 stamp="$venv/.installed-$({ cat pyproject.toml; echo "$TORCH_SPEC"; find minigrad coursekit grader/parts.py -name '*.py' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
 if [ ! -e "$stamp" ]; then
-  "$venv/bin/python" -c "import torch" 2>/dev/null || "$venv/bin/pip" install -q "$TORCH_SPEC"
+  echo "hub/setup.sh: installing torch, JupyterHub, JupyterLab, nbgrader and minigrad into $venv (pip's progress below)"
+  "$venv/bin/python" -c "import torch" 2>/dev/null || "$venv/bin/pip" install "$TORCH_SPEC"
   # not editable, and built from a copy: the users' servers never read this clone, nor pip write into it.
   # Every user's server reads this minigrad: it holds no learner's part (all are stubs, as in
   # exercise 1's staged package), so no learner can read a reference answer in it.
   src="$(mktemp -d)"
   cp -r pyproject.toml README.md coursekit "$src/"
   "$python" -c "import sys; from grader.parts import stage_package; stage_package('minigrad', sys.argv[1], 1)" "$src/minigrad"
-  "$venv/bin/pip" install -q "$src[course,hub]"
+  "$venv/bin/pip" install "$src[course,hub]"
   rm -rf "$src"
   touch "$stamp"
 fi
 
-command -v configurable-http-proxy > /dev/null || npm install -g --silent "configurable-http-proxy@$PROXY_VERSION"
+command -v configurable-http-proxy > /dev/null || {
+  echo "hub/setup.sh: installing JupyterHub's proxy, configurable-http-proxy $PROXY_VERSION, with npm"
+  npm install -g "configurable-http-proxy@$PROXY_VERSION"
+}
 
 # The users' Jupyter config: nbgrader's course and exchange for all, and each role's lab.
 etc="$HUB_PREFIX/etc"
@@ -134,6 +138,7 @@ as_instructor() {
 }
 # The instructor's gradebook learns the exercises (build), then every exercise goes to the exchange.
 if [ ! -e "$course/.course/built" ]; then
+  echo "hub/setup.sh: building the instructor's course: each exercise's release and gradebook entry (seconds each)"
   as_instructor build > "$HUB_PREFIX/build.log" 2>&1 || { cat "$HUB_PREFIX/build.log" >&2; exit 1; }
   runuser -u "$INSTRUCTOR" -- touch "$course/.course/built"
 fi

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from grader import workflow
-from grader.build import ROOT, nbgrader_env
+from grader.build import ROOT, exercise_specs, nbgrader_env
 from grader.sandbox import check_available
 from support import PARTLY_WRONG, max_score, reference_solutions, submission_like
 
@@ -214,9 +214,9 @@ def test_the_grader_works_without_an_activated_venv(tmp_path, monkeypatch):
     assert done.returncode == 0, done.stderr
 
 
-def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tmp_path):
-    """What ./run lab runs at each start: every exercise in the exchange; nothing copied again when
-    nothing changed; an exercise whose release changed is released anew."""
+def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tmp_path, capsys):
+    """What ./run lab runs at each start: every exercise in the exchange, a line each as it goes;
+    nothing copied again when nothing changed; an exercise whose release changed is released anew."""
     for folder in ("minigrad", "coursekit"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("grader", "exercises", "solutions"):  # staged packages are built, not copied
@@ -225,6 +225,9 @@ def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tm
     workflow.release_all(tmp_path)
     outbound = tmp_path / ".course" / "exchange" / "minigrad" / "outbound"
     exercises = sorted(p.name for p in (tmp_path / "exercises").iterdir() if p.is_dir())
+    assert [line for line in capsys.readouterr().err.splitlines() if "releasing" in line] == [
+        f"minigrad: releasing into the exchange: {spec.stem} ({number}/{len(exercises)})"
+        for number, spec in enumerate(exercise_specs(tmp_path), 1)]
     assert sorted(p.name for p in outbound.iterdir()) == exercises
     assert all((outbound / name / "minigrad" / "engine.py").exists() for name in exercises)
     assert all((outbound / name / "coursekit" / "testing.py").exists() for name in exercises)
@@ -234,6 +237,8 @@ def test_release_all_releases_each_exercise_once_and_replaces_an_outdated_one(tm
     workflow.release_all(tmp_path)
     again = {name: (outbound / name / f"{name}.ipynb").stat().st_mtime_ns for name in exercises}
     assert [name for name in exercises if again[name] != released[name]] == [EXERCISE]
+    assert [line for line in capsys.readouterr().err.splitlines() if "releasing" in line] == [
+        f"minigrad: releasing into the exchange: {EXERCISE} (1/1)"]
     assert "Exercise 3 (corrected)" in (outbound / EXERCISE / f"{EXERCISE}.ipynb").read_text()
 
 
