@@ -1,8 +1,9 @@
 """``python -m grader selftest``: a grading machine proves itself before it grades learners.
 
 On this machine and its device, each exercise's reference solution must get full marks, its
-untouched release 0, each of its kept wrong versions (``mistakes.py``) less than full marks, and
-each of its right versions in another design (``designs.py``) full marks.
+untouched release 0, each of its kept wrong versions (``mistakes.py``) less than full marks, losing
+the points of the visible test the version names, and each of its right versions in another design
+(``designs.py``) full marks.
 They are graded as learners' submissions are: placed in a scratch copy of the course as ``collect``
 leaves them, then graded by ``workflow.autograde`` (nbgrader's pipeline, the sandbox, the verdict
 harness, the same device choice). Each is also validated as a learner's lab validates it (the
@@ -128,9 +129,10 @@ def points(root, exercise):
     return sum(cell.metadata.get("nbgrader", {}).get("points", 0) for cell in source.cells)
 
 
-def verdict(full, graded):
-    """(expected, got, mismatches) for one exercise worth ``full`` points, from its graded submissions."""
-    mismatches = []
+def verdict(full, graded, catching=None):
+    """(expected, got, mismatches) for one exercise worth ``full`` points, from its graded submissions;
+    ``catching``: {wrong version's student: the visible test that must take its points}."""
+    mismatches, catching = [], catching or {}
     for student, what, row in graded:
         if row["status"] != "graded":
             mismatches.append(f"{what}: {row['status']}: {row['reason']}")
@@ -141,6 +143,8 @@ def verdict(full, graded):
             mismatches.append(f"{what}: {row['score']:g}/{full:g}, not 0")
         elif student.startswith("wrong") and row["score"] >= full:
             mismatches.append(f"wrong version '{what}': full marks")
+        elif student in catching and row["tests"].get(catching[student]):
+            mismatches.append(f"wrong version '{what}': {catching[student]} keeps its points")
         elif student.startswith("design") and row["score"] != full:
             lost = [test for test, score in row["tests"].items() if not score]
             mismatches.append(f"design '{what}': {row['score']:g}/{full:g}, failed {', '.join(lost)}")
@@ -229,7 +233,8 @@ def run(exercises=None, workers=1, sandbox=True, out=print, root=ROOT):
                 continue
             start = time.monotonic()
             graded = grade(course, exercise, workers, sandbox)
-            expected, got, mismatches = verdict(points(course, exercise), graded)
+            catching = {f"wrong{number:02d}": test for number, (*_, test) in enumerate(MISTAKES.get(exercise, []), 1)}
+            expected, got, mismatches = verdict(points(course, exercise), graded, catching)
             device = next(row["device"] for student, _, row in graded if student == "reference") or "-"
             table.append((exercise, expected, got, *kill_rate(points(course, exercise), graded), device, sandboxed,
                           torch_version, triton_version, f"{time.monotonic() - start:.0f} s",

@@ -115,8 +115,9 @@ def test_the_wrong_versions_are_built_from_the_reference():
 
 def test_each_kind_of_mismatch_is_named():
     """What issue 22's H100 would have printed: a reference that loses a test (there, on the device),
-    one that is not graded, a release that scores, a wrong version with full marks; and what issue
-    34's learner met: a Validate that fails the reference, or passes a wrong version or the release."""
+    one that is not graded, a release that scores, a wrong version with full marks, or one that loses
+    points elsewhere than on the test it names; and what issue 34's learner met: a Validate that fails
+    the reference, or passes a wrong version or the release."""
     def row(score, tests=None, reason="", validate="1 of 6 visible checks fail."):
         return {"status": "not graded" if reason else "graded", "score": score, "reason": reason, "tests": tests or {},
                 "validate": validate}
@@ -124,13 +125,15 @@ def test_each_kind_of_mismatch_is_named():
     graded = [("reference", "reference solution", row(14.0, {"test-Mul-broadcast-hidden": 0.0, "test-Mul": 2.0})),
               ("untouched", "untouched release", row(1.0, validate=None)),
               ("wrong01", "Mul saves both inputs", row(15.0)),
-              ("wrong02", "sum_to sums one dim", row("", reason="kernel died in cell 7", validate=None))]
-    expected, got, mismatches = selftest.verdict(15, graded)
-    assert (expected, got) == ("15, 0, 2 below 15", "14, 1, 0 below (max 15)")
+              ("wrong02", "sum_to sums one dim", row("", reason="kernel died in cell 7", validate=None)),
+              ("wrong03", "Mul's gradient halved", row(13.0, {"test-Mul": 2.0, "test-Mul-hidden": 0.0}))]
+    expected, got, mismatches = selftest.verdict(15, graded, {"wrong03": "test-Mul"})
+    assert (expected, got) == ("15, 0, 3 below 15", "14, 1, 1 below (max 15)")
     assert mismatches == ["reference solution: 14/15, failed test-Mul-broadcast-hidden",
                           "reference solution: Validate fails: 1 of 6 visible checks fail.",
                           "untouched release: 1/15, not 0", "untouched release: Validate passes it",
                           "wrong version 'Mul saves both inputs': full marks",
                           "sum_to sums one dim: not graded: kernel died in cell 7",
-                          "wrong version 'sum_to sums one dim': Validate passes it"]
-    assert selftest.kill_rate(15, graded) == ("0/2 (0%)", "1/2 (50%)")  # graded below full, failed by Validate
+                          "wrong version 'sum_to sums one dim': Validate passes it",
+                          "wrong version 'Mul's gradient halved': test-Mul keeps its points"]
+    assert selftest.kill_rate(15, graded) == ("1/3 (33%)", "2/3 (67%)")  # graded below full, failed by Validate
