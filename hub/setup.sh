@@ -23,6 +23,8 @@ LEARNERS="${HUB_LEARNERS:-learner1 learner2}"
 INSTRUCTOR="${HUB_INSTRUCTOR:-instructor}"
 TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
 PROXY_VERSION=4.6.3
+# This clone holds the answers: it must be closed to the users this script makes.
+hub/check_clone.sh
 [ "$(id -u)" = 0 ] || { echo "hub/setup.sh: run as root (it creates users and a hub that spawns them)" >&2; exit 1; }
 
 # A Python every user can run: the system's, not one in a home folder.
