@@ -53,7 +53,7 @@ command -v configurable-http-proxy > /dev/null || npm install -g --silent "confi
 etc="$HUB_PREFIX/etc"
 rm -rf "$etc"
 mkdir -p "$etc/common"
-cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py grader/lab/labextensions "$etc/"
+cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py grader/lab/course_formgrader.py grader/lab/labextensions "$etc/"
 cat > "$etc/common/nbgrader_config.py" <<EOF
 # The course's nbgrader settings for every user of the hub (written by hub/setup.sh).
 c = get_config()  # noqa: F821

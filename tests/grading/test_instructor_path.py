@@ -30,6 +30,7 @@ from matplotlib import image as png
 
 from grader import workflow
 from grader.build import ROOT, nbgrader_env, stage
+from grader.devices import grading_device
 from grader.sandbox import check_available
 import support
 from support import (PARTLY_WRONG, browser, max_score, menu, needs_chromium, reference_solutions, serve,  # noqa: F401
@@ -142,6 +143,20 @@ def test_formgrader_shows_the_submissions_and_their_scores(page, lab):
         expect(formgrader.locator("#main-table tr", has_text=student).locator(".score")).to_have_text(
             score, timeout=SHORT)
     shot(page, "02_formgrader_submissions")
+
+    # Autograde again, and Generate Feedback: their modals say what they did, not nbgrader's copy log or a warning
+    bob = formgrader.locator("#main-table tr", has_text="bob")
+    for button, said, name in (
+            ("autograde", f"bob: graded {FULL - 3}/{FULL}\ndevice: {grading_device(True).description}\n"
+                          "sandbox: bubblewrap", "02a_formgrader_autograded_bob"),
+            ("generate-feedback", f"bob: .course/feedback/bob/{EXERCISE}/", "02b_formgrader_feedback_bob")):
+        bob.locator(f"td.{button} a").click()
+        modal = formgrader.locator("#success-modal")
+        expect(modal.locator("pre")).to_have_text(said, timeout=LONG * 3)
+        page.wait_for_timeout(500)  # Bootstrap's fade-in
+        shot(page, name)
+        modal.locator("button.btn-primary").click()
+        expect(modal).to_be_hidden(timeout=SHORT)
 
     formgrader.locator("#main-table tr", has_text="bob").locator("td").first.locator("a").click()
     notebook = formgrader.locator("#main-table tr", has_text=EXERCISE)  # bob's submission: its notebooks

@@ -271,3 +271,14 @@ def test_autograde_and_status_say_when_nothing_was_collected(tmp_path):
         done = subprocess.run([sys.executable, "-m", "grader", *command], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600)
         assert (done.returncode, done.stdout) == (0, said), done.stderr
+
+
+def test_the_feedback_step_takes_the_html_exporters_config_without_a_warning(caplog):
+    """Generate Feedback's exporter configures display_data_priority for every preprocessor, which
+    nbgrader's NbGraderPreprocessor declares unconfigurable: a warning at each run, in Formgrader too."""
+    from nbconvert.exporters import HTMLExporter
+
+    from grader.feedback import HideHiddenTests
+
+    HTMLExporter().register_preprocessor(HideHiddenTests, enabled=True)
+    assert [record.getMessage() for record in caplog.records] == []
