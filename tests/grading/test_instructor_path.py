@@ -129,6 +129,12 @@ def test_formgrader_shows_the_submissions_and_their_scores(page, lab):
 
     page.goto(f"{lab['url']}/lab?reset&token={lab['token']}")
     page.locator(".jp-Launcher").wait_for(timeout=LONG)
+    page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$")).click()  # one Formgrader in it
+    shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)")
+    expect(shown.first).to_be_visible(timeout=SHORT)
+    assert [text.strip() for text in shown.all_inner_texts()] == [
+        "Assignment List", "Course List", "Formgrader", "Create assignment"]
+    page.keyboard.press("Escape")
     menu(page, "Nbgrader", "nbgrader:open-formgrader")
     formgrader = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe")
     row = formgrader.locator("#main-table tr", has_text=EXERCISE)
