@@ -7,8 +7,8 @@ local exchange), on a scratch copy of the course, so the repository's own .cours
 2. course/03a_what_backward_frees.ipynb: Run All Cells; the graph pictures are there, and the backward
    stepper's Next node runs one node at a time and says which saved tensors it freed, until the
    shared node fails.
-3. The Assignment List: Fetch exercise 3 (it opens, and the file browser goes to it), type the solution into its cells, Validate passes,
-   Submit puts it into the exchange's inbound folder.
+3. The Assignment List: Fetch exercise 3 (it opens, and the file browser goes to it), type the
+   solution into its cells, Validate passes, Submit puts it into the exchange's inbound folder.
 
 Each step leaves a screenshot in screenshots/learner/ (git-ignored). The tests run in file order and
 share one browser page, as one learner would.
