@@ -16,7 +16,7 @@ import bleach
 from nbconvert.filters import markdown2html
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_markdown_cell, new_output
-from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool
 
 from . import records
 
@@ -24,7 +24,12 @@ HIDDEN_START = "### BEGIN HIDDEN TESTS"
 HIDDEN = re.compile(r"[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[^\n]*\n?", re.S)
 
 
-class HideHiddenTests(NbGraderPreprocessor):
+class HideHiddenTests(Preprocessor):
+    # nbconvert's Preprocessor, not nbgrader's NbGraderPreprocessor: that one redeclares
+    # display_data_priority unconfigurable, so the HTMLExporter's default config for it
+    # (NbConvertBase.display_data_priority) warned at every Generate Feedback.
+    enabled = Bool(True).tag(config=True)
+
     def preprocess(self, nb, resources):
         meta = resources["nbgrader"]
         outcome = records.read(meta["db_url"], meta["assignment"]).get(meta["student"])

@@ -368,9 +368,13 @@ def export(exercise, csv_path, histogram_path, root=ROOT):
 
 
 def status(exercise, root=ROOT):
-    """Human-readable lines: one per submission."""
+    """Human-readable lines: one per submission, or one that says there is none yet."""
+    rows = scores(exercise, root)
+    if not rows:
+        return [f"{exercise}: no submissions collected yet (learners submit from the Assignment List; "
+                f"`collect {exercise}` takes theirs from the exchange)"]
     lines = []
-    for row in scores(exercise, root):
+    for row in rows:
         if row["status"] == "graded":
             lines.append(f"{row['student']}: graded {row['score']:g}/{row['max_score']:g}")
         elif row["status"] == "not graded yet":

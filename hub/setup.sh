@@ -23,6 +23,8 @@ LEARNERS="${HUB_LEARNERS:-learner1 learner2}"
 INSTRUCTOR="${HUB_INSTRUCTOR:-instructor}"
 TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
 PROXY_VERSION=4.6.3
+# This clone holds the answers: it must be closed to the users this script makes.
+hub/check_clone.sh
 [ "$(id -u)" = 0 ] || { echo "hub/setup.sh: run as root (it creates users and a hub that spawns them)" >&2; exit 1; }
 
 # A Python every user can run: the system's, not one in a home folder.
@@ -55,7 +57,7 @@ command -v configurable-http-proxy > /dev/null || {
 etc="$HUB_PREFIX/etc"
 rm -rf "$etc"
 mkdir -p "$etc/common"
-cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py grader/lab/labextensions "$etc/"
+cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py grader/lab/course_formgrader.py grader/lab/labextensions "$etc/"
 cat > "$etc/common/nbgrader_config.py" <<EOF
 # The course's nbgrader settings for every user of the hub (written by hub/setup.sh).
 c = get_config()  # noqa: F821

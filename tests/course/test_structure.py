@@ -93,3 +93,15 @@ def test_the_engines_tests_need_only_torch():
             found += [f"{path.relative_to(ROOT)}: {name}" for name in names
                       if name.split(".")[0] not in allowed and name not in allowed]
     assert not found, found
+
+
+def test_the_readmes_screenshot_folders_are_in_a_clone_or_said_to_be_made_by_the_tests():
+    """The browser tests write screenshots/ (git-ignored): a fresh clone has none of its folders."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", "screenshots"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    for readme in (ROOT / "README.md", ROOT / "grader" / "README.md", ROOT / "ARCHITECTURE.md"):
+        for folder, said in re.findall(r"`(screenshots/[^`]*)`([^).]*)", readme.read_text()):
+            assert any(path.startswith(folder) for path in tracked) or said == ", which the test makes: a clone has none", \
+                f"{readme.name}: `{folder}`{said}"

@@ -181,6 +181,7 @@ def test_formgrader_collects_and_autogrades_a_late_submission_in_the_sandbox(clo
         cy.locator("td.autograde a").click()  # Formgrader's Autograde: our pipeline, in the sandbox
         modal = formgrader.locator("#success-modal")
         expect(modal).to_contain_text(f"Successfully autograded '{EXERCISE}' for student 'cy'", timeout=LONG * 3)
+        expect(modal.locator("pre")).to_contain_text(f"cy: graded {FULL}/{FULL}\n", timeout=SHORT)  # the outcome, not a copy log
         expect(modal.locator("button.btn-primary")).to_be_visible(timeout=SHORT)
         page.wait_for_timeout(500)
         support.shot(page, "fresh_clone", "03_formgrader_autograded_cy")

@@ -30,6 +30,7 @@ from matplotlib import image as png
 
 from grader import workflow
 from grader.build import ROOT, nbgrader_env, stage
+from grader.devices import grading_device
 from grader.sandbox import check_available
 import support
 from support import (PARTLY_WRONG, browser, max_score, menu, needs_chromium, reference_solutions, serve,  # noqa: F401
@@ -128,6 +129,12 @@ def test_formgrader_shows_the_submissions_and_their_scores(page, lab):
 
     page.goto(f"{lab['url']}/lab?reset&token={lab['token']}")
     page.locator(".jp-Launcher").wait_for(timeout=LONG)
+    page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$")).click()  # one Formgrader in it
+    shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)")
+    expect(shown.first).to_be_visible(timeout=SHORT)
+    assert [text.strip() for text in shown.all_inner_texts()] == [
+        "Assignment List", "Course List", "Formgrader", "Create assignment"]
+    page.keyboard.press("Escape")
     menu(page, "Nbgrader", "nbgrader:open-formgrader")
     formgrader = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe")
     row = formgrader.locator("#main-table tr", has_text=EXERCISE)
@@ -142,6 +149,20 @@ def test_formgrader_shows_the_submissions_and_their_scores(page, lab):
         expect(formgrader.locator("#main-table tr", has_text=student).locator(".score")).to_have_text(
             score, timeout=SHORT)
     shot(page, "02_formgrader_submissions")
+
+    # Autograde again, and Generate Feedback: their modals say what they did, not nbgrader's copy log or a warning
+    bob = formgrader.locator("#main-table tr", has_text="bob")
+    for button, said, name in (
+            ("autograde", f"bob: graded {FULL - 3}/{FULL}\ndevice: {grading_device(True).description}\n"
+                          "sandbox: bubblewrap", "02a_formgrader_autograded_bob"),
+            ("generate-feedback", f"bob: .course/feedback/bob/{EXERCISE}/", "02b_formgrader_feedback_bob")):
+        bob.locator(f"td.{button} a").click()
+        modal = formgrader.locator("#success-modal")
+        expect(modal.locator("pre")).to_have_text(said, timeout=LONG * 3)
+        page.wait_for_timeout(500)  # Bootstrap's fade-in
+        shot(page, name)
+        modal.locator("button.btn-primary").click()
+        expect(modal).to_be_hidden(timeout=SHORT)
 
     formgrader.locator("#main-table tr", has_text="bob").locator("td").first.locator("a").click()
     notebook = formgrader.locator("#main-table tr", has_text=EXERCISE)  # bob's submission: its notebooks

@@ -7,8 +7,8 @@ local exchange), on a scratch copy of the course, so the repository's own .cours
 2. course/03a_what_backward_frees.ipynb: Run All Cells; the graph pictures are there, and the backward
    stepper's Next node runs one node at a time and says which saved tensors it freed, until the
    shared node fails.
-3. The Assignment List: Fetch exercise 3, open it, type the solution into its cells, Validate passes,
-   Submit puts it into the exchange's inbound folder.
+3. The Assignment List: Fetch exercise 3 (it opens, and the file browser goes to it), type the
+   solution into its cells, Validate passes, Submit puts it into the exchange's inbound folder.
 
 Each step leaves a screenshot in screenshots/learner/ (git-ignored). The tests run in file order and
 share one browser page, as one learner would.
@@ -176,14 +176,15 @@ def test_fetch_validate_submit_from_the_assignment_list(page, lab):
     expect(fetched).to_be_visible(timeout=LONG)
     folder = lab["root"] / EXERCISE  # Exchange.assignment_dir ".": the server's root_dir
     assert (folder / f"{EXERCISE}.ipynb").is_file() and (folder / "minigrad").is_dir()
-    shot(page, "11_fetched")
 
-    fetched.locator(".assignment-notebooks-link").click()
-    page.locator("#fetched_assignments_list a", has_text=EXERCISE).last.click()
+    # the fetched notebook opens by itself (minigrad-lab), and the file browser goes to it
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
     wait_for_kernel(page)
     expect(page.locator("[data-type='document-title'].lm-mod-current")).to_contain_text(f"{EXERCISE}.ipynb",
                                                                                         timeout=SHORT)
+    expect(page.locator(".jp-FileBrowser .jp-BreadCrumbs")).to_contain_text(EXERCISE, timeout=SHORT)
+    expect(page.locator(".jp-DirListing-item.jp-mod-selected")).to_contain_text(f"{EXERCISE}.ipynb", timeout=SHORT)
+    shot(page, "11_fetched")
     reference = reference_solutions(lab["root"], EXERCISE)
     for part in reference.values():
         signature = part.splitlines()[0]

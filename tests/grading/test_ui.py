@@ -5,6 +5,7 @@ Needs Debian's chromium (.ci/run installs it). Validate saves the notebook it ch
 works on copies. The screenshots are kept in screenshots/validate/.
 """
 import json
+import os
 import shutil
 import threading
 import time
@@ -166,3 +167,23 @@ def test_opening_an_exercise_warms_its_checker_up(lab):
     while subprocess.run(["pgrep", "-f", mark], capture_output=True).returncode != 0:
         assert time.monotonic() < deadline, "no checker started"
         time.sleep(0.2)
+
+
+def test_a_server_starts_no_nodejs_but_jupyterlabs_own_yarn_config(tmp_path, monkeypatch):
+    """A class's servers start often: nothing in the course's config may make them run Node.js.
+    JupyterLab itself runs `node yarn.js config --json` once as its labapp is imported, wherever
+    node is on the PATH (jupyterlab/labapp.py's module-level get_app_version(); no setting turns it
+    off); jupyter-lsp's search for language servers ran `npm prefix -g` before the course's config
+    turned it off. Here node and npm are stand-ins that note how they were called."""
+    shims, calls = tmp_path / "bin", tmp_path / "calls"
+    shims.mkdir()
+    for name in ("node", "npm"):
+        (shims / name).write_text(f'#!/bin/sh\necho "{name} $*" >> {calls}\nexit 1\n')
+        (shims / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    shutil.copytree(ROOT / "grader", tmp_path / "course" / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "state").mkdir()
+    with serve(tmp_path / "course", tmp_path / "state", "learner"):
+        pass
+    ran = calls.read_text().splitlines() if calls.exists() else []
+    assert [call for call in ran if not call.endswith("/jupyter_builder/yarn.js config --json")] == [], ran

@@ -263,3 +263,27 @@ def test_a_number_of_shards_below_one_is_refused_saying_so():
     done = subprocess.run([sys.executable, "-m", "grader", "unfinished", "ex3_freeing", "0"], cwd=ROOT,
                           env=nbgrader_env(ROOT), capture_output=True, text=True)
     assert done.returncode == 2 and "'0' is not a number of shards (1 or more)" in done.stderr, done.stderr
+
+
+def test_autograde_and_status_say_when_nothing_was_collected(tmp_path):
+    """A fresh course, nothing submitted: the README's commands say so instead of printing nothing."""
+    for folder in ("minigrad", "coursekit", "grader", "solutions", "exercises"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(nbgrader_env(tmp_path), PYTHONPATH=str(tmp_path))
+    said = f"ex1_ops: no submissions collected yet (learners submit from the Assignment List; " \
+           f"`collect ex1_ops` takes theirs from the exchange)\n"
+    for command in (["autograde", "ex1_ops"] + ["--no-sandbox"] * bool(check_available()), ["status", "ex1_ops"]):
+        done = subprocess.run([sys.executable, "-m", "grader", *command], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert (done.returncode, done.stdout) == (0, said), done.stderr
+
+
+def test_the_feedback_step_takes_the_html_exporters_config_without_a_warning(caplog):
+    """Generate Feedback's exporter configures display_data_priority for every preprocessor, which
+    nbgrader's NbGraderPreprocessor declares unconfigurable: a warning at each run, in Formgrader too."""
+    from nbconvert.exporters import HTMLExporter
+
+    from grader.feedback import HideHiddenTests
+
+    HTMLExporter().register_preprocessor(HideHiddenTests, enabled=True)
+    assert [record.getMessage() for record in caplog.records] == []
