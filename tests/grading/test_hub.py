@@ -220,7 +220,8 @@ def test_a_learner_lands_on_the_lessons_and_runs_them_live(browser, hub):  # noq
     expect(setup).to_contain_text("nbgrader  configured", timeout=SHORT)
     shot(page, "00_learner2_ran_00_start_here")
 
-    page.goto(f"{hub['url']}/user/learner2/lab/tree/course/02_the_engine.ipynb")
+    page.goto(f"{hub['url']}/user/learner2/lab/tree/course/02_the_engine.ipynb?reset")  # 02 alone: its kernel
+    expect(page.locator(".lm-TabBar-tab.lm-mod-current", has_text="02_the_engine.ipynb")).to_be_visible(timeout=LONG)
     wait_for_kernel(page, "minigrad lessons")
     run_all(page, panel)
     expect(panel.locator(".jp-OutputArea-output", has_text="<- differs")).to_have_count(0)
