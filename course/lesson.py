@@ -1,14 +1,19 @@
 """The lessons' tools: ``predict`` (the learner's guess, checked against what torch does),
 ``side_by_side`` (one scenario run with torch and with minigrad, shown as two aligned columns) and
 ``picture`` (the graph a scenario builds, drawn once both libraries agree on it); ``attempt`` and
-``saved`` make an error and a node's saved tensors into values a column can show.
+``saved`` make an error and a node's saved tensors into values a column can show; ``source`` is
+minigrad's code as the lessons print it.
 
 A scenario is a function of the library, ``scenario(torch)``, that returns what to look at: a dict
 of labelled values (tensors, nodes, errors, numbers, strings), or a single value. Written once, it
 runs with ``torch`` and with ``minigrad``, as the tests run everything.
 """
+import ast
+import inspect
 import math
+import sys
 import textwrap
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
@@ -20,24 +25,6 @@ from coursekit.testing import nearly_equal, plain
 from coursekit.viz.graph import saved_entries
 
 WIDTH = 34  # characters per column
-
-
-def _holds_stubs():
-    """Whether this minigrad's parts are nbgrader's stubs: a class's JupyterHub installs it so, for
-    its parts are what the learners write in the exercises (hub/setup.sh)."""
-    try:
-        x = minigrad.ones(2, requires_grad=True)
-        (x * x).exp().sum().backward()
-    except NotImplementedError:
-        return True
-    return False
-
-
-STUBS = _holds_stubs()
-if STUBS:
-    print("On this hub minigrad's parts are stubs: they are what you write in the exercises. The outputs\n"
-          "saved in this lesson come from the course's own minigrad; here, cells that run minigrad show\n"
-          "torch's side alone, or raise NotImplementedError. The predictions and torch's cells run as they are.")
 
 
 def outcome(scenario, *args):
@@ -144,11 +131,7 @@ def side_by_side(scenario, *args):
 def _differs(message):
     """minigrad differs from the installed torch. For a release minigrad follows that is a bug, which
     stops the lesson (and the course's tests); for another release (a newer torch may word an error
-    differently) the lesson says so and goes on: the difference is not the learner's doing; nor is
-    it where minigrad holds stubs (a class's hub)."""
-    if STUBS:
-        print("\n(minigrad's column: this hub's minigrad holds stubs; the saved output shows the course's run.)")
-        return
+    differently) the lesson says so and goes on: the difference is not the learner's doing."""
     if releases.FOLLOWED:
         raise AssertionError(message)
     first, last = (".".join(map(str, release)) for release in releases.SUPPORTED)
@@ -236,3 +219,20 @@ def _numbers(data):
 def _cell(value):
     text = describe(value)
     return text if len(text) <= WIDTH else text[:WIDTH - 1] + "…"
+
+
+def source(obj):
+    """``obj``'s source, as ``inspect.getsource`` gives it. On a class's hub the lessons run minigrad's
+    modules that hold the learners' parts compiled (hub/setup.sh), beside their text with each part
+    a stub, as exercise 1 hands it out: for those, the definition is read from that text, so that a
+    part shows its signature and docstring, not its answer, and the rest shows as it runs."""
+    try:
+        return inspect.getsource(obj)
+    except (TypeError, OSError):
+        module = sys.modules[obj.__module__]
+        text = Path(module.__file__).with_name(module.__name__.rpartition(".")[2] + ".py").read_text()
+        node = ast.parse(text)
+        for name in obj.__qualname__.split("."):
+            (node,) = [child for child in node.body if getattr(child, "name", None) == name]
+        first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        return "".join(text.splitlines(keepends=True)[first - 1:node.end_lineno])

@@ -4,8 +4,9 @@ Users log in with their Unix password (PAM); the hub runs as root and starts eac
 as that Unix user (LocalProcessSpawner), from the venv hub/setup.sh made, with nbgrader's course and
 exchange configured: learners get a learner's lab (Assignment List, Validate), the instructor
 nbgrader's instructor tools too. A learner's lab opens on the course's 00_start_here, in ~/course:
-the lessons with the outputs of the course's run (hub/setup.sh), copied into the learner's home at
-each start (only what is not there yet: their notes and reruns stay theirs). Settings from the environment:
+the lessons, copied into the learner's home at each start (only what is not there yet: their notes
+and runs stay theirs), which run live in the "minigrad lessons" kernel (hub/setup.sh: the course's
+minigrad, its parts compiled). Settings from the environment:
   HUB_PREFIX (/opt/minigrad-hub)  what hub/setup.sh made; HUB_STATE ($HUB_PREFIX/state) the hub's
                                   database, cookie secret and proxy pid (root only)
   HUB_IP (127.0.0.1), HUB_PORT (8000)  where the hub listens; HUB_INTERNAL_PORT (8081) and
@@ -95,9 +96,9 @@ def role_config(spawner):
 
 
 def _copy_lessons(user):
-    """The lessons hub/setup.sh ran, into ~user/course, those not there yet, copied as the user: the
-    hub never writes into a learner's home with its own rights."""
-    source, target = os.path.join(PREFIX, "course"), os.path.join(os.path.expanduser(f"~{user}"), "course")
+    """The lessons hub/setup.sh prepared, into ~user/course, those not there yet, copied as the user:
+    the hub never writes into a learner's home with its own rights."""
+    source, target = os.path.join(PREFIX, "lessons", "course"), os.path.join(os.path.expanduser(f"~{user}"), "course")
     missing = [os.path.join(source, name) for name in sorted(os.listdir(source))
                if not name.startswith(".") and not os.path.lexists(os.path.join(target, name))]
     if missing:

@@ -5,9 +5,10 @@
 #                                     the hub and every user's server (readable by all; the project's
 #                                     own .venv may link to a Python in a home folder others cannot enter);
 #                                     etc/: the users' Jupyter config (the learner's and the instructor's
-#                                     lab, nbgrader's course id and exchange); course/: the lessons, run
-#                                     once here with the course's minigrad (each learner's server starts
-#                                     on a copy of its own, ~/course: hub/jupyterhub_config.py); passwords (root only):
+#                                     lab, nbgrader's course id and exchange); lessons/: the lessons (each
+#                                     learner's server starts on a copy of its own, ~/course:
+#                                     hub/jupyterhub_config.py) and lib/, the course's minigrad for their
+#                                     kernel, compiled where it holds a part (below); passwords (root only):
 #                                     the users' passwords; state/ (root only, hub/start.sh): the hub's database
 #   configurable-http-proxy             JupyterHub's proxy, from npm (global)
 #   Unix users learner1, learner2, instructor, homes mode 700, passwords in $HUB_PREFIX/passwords
@@ -23,9 +24,10 @@ LEARNERS="${HUB_LEARNERS:-learner1 learner2}"
 INSTRUCTOR="${HUB_INSTRUCTOR:-instructor}"
 TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
 PROXY_VERSION=4.6.3
+CYTHON_SPEC="cython==3.1.8"
+[ "$(id -u)" = 0 ] || { echo "hub/setup.sh: run as root (it creates users and a hub that spawns them)" >&2; exit 1; }
 # This clone holds the answers: it must be closed to the users this script makes.
 hub/check_clone.sh
-[ "$(id -u)" = 0 ] || { echo "hub/setup.sh: run as root (it creates users and a hub that spawns them)" >&2; exit 1; }
 
 # A Python every user can run: the system's, not one in a home folder.
 python=/usr/bin/python3
@@ -77,20 +79,43 @@ cat > "$etc/common/jupyter_server_config.json" <<'EOF'
 EOF
 chmod -R a+rX "$etc"
 
-# The lessons, with their outputs: every user's minigrad holds stubs (above), so the lessons run here,
-# once, with the course's own minigrad, and learners read what it did (and rerun torch's side).
-lessons="$HUB_PREFIX/course"
-lessons_stamp="$lessons/.ran-$({ find course minigrad -name '*.py' -o -name '*.ipynb' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
+# The lessons run live, with the course's minigrad, compiled where it holds a learner's part. Each
+# module that holds a part is a Cython build of the reference (pure-Python mode: the module as it
+# is, docstrings stripped) beside its text with every part a stub, as exercise 1 hands it out: Python
+# imports the build, course/lesson.py's `source` prints the text, and no learner can read a part's
+# code. Only the lessons' kernel ("minigrad lessons", which the lessons name) has lessons/lib on its
+# path; the exercises' kernels import their staged package, and the grading sandbox sees the venv,
+# not lessons/. The lessons go out without outputs, as the course ships them: predict, then run.
+lessons="$HUB_PREFIX/lessons"
+lessons_stamp="$lessons/.built-$({ echo "$CYTHON_SPEC"; find minigrad course grader/parts.py -name '*.py' -o -name '*.ipynb' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
 if [ ! -e "$lessons_stamp" ]; then
-  echo "hub/setup.sh: running the lessons once, for their outputs (a few minutes)"
-  rm -rf "$lessons" && mkdir -p "$lessons"
-  cp course/*.ipynb course/lesson.py course/README.md "$lessons/"
-  (cd "$lessons" && PYTHONPATH="$OLDPWD" MPLBACKEND=Agg "$venv/bin/jupyter" nbconvert --to notebook --execute \
-    --inplace --ExecutePreprocessor.timeout=600 ./*.ipynb > "$HUB_PREFIX/lessons.log" 2>&1) \
-    || { cat "$HUB_PREFIX/lessons.log" >&2; exit 1; }
+  echo "hub/setup.sh: compiling the lessons' minigrad with Cython (about 3 minutes on 2 cores)"
+  "$venv/bin/pip" install -q "$CYTHON_SPEC"
+  build="$(mktemp -d)"
+  cp -r minigrad "$build/"
+  find "$build" -name __pycache__ -prune -exec rm -rf {} +
+  mapfile -t parts < <("$python" -c "from grader.parts import find_parts; print(*sorted({str(p.path) for p in find_parts('minigrad')}), sep='\n')")
+  (cd "$build" && "$venv/bin/cythonize" -i -q -j "$(nproc)" -3 --no-docstrings -X annotation_typing=False "${parts[@]}") \
+    > "$HUB_PREFIX/lessons.log" 2>&1 || { cat "$HUB_PREFIX/lessons.log" >&2; exit 1; }
+  rm -rf "$lessons" && mkdir -p "$lessons/lib" "$lessons/course"
+  "$python" -c "import sys; from grader.parts import stage_package; stage_package('minigrad', sys.argv[1], 1)" "$lessons/lib/minigrad"
+  for part in "${parts[@]}"; do cp "$build/${part%.py}".cpython-*.so "$lessons/lib/${part%/*}/"; done
+  rm -rf "$build"
+  cp course/*.ipynb course/lesson.py course/README.md "$lessons/course/"
+  "$venv/bin/python" -c "import sys, nbformat
+for path in sys.argv[1:]:
+    notebook = nbformat.read(path, as_version=4)
+    notebook.metadata.kernelspec = {'name': 'minigrad-lessons', 'display_name': 'Python 3 (minigrad lessons)', 'language': 'python'}
+    nbformat.write(notebook, path)" "$lessons"/course/*.ipynb
   touch "$lessons_stamp"
 fi
-chmod -R a+rX "$lessons"
+rm -rf "$HUB_PREFIX/course"  # an earlier setup's lessons, with saved outputs that print parts' code
+mkdir -p "$venv/share/jupyter/kernels/minigrad-lessons"
+cat > "$venv/share/jupyter/kernels/minigrad-lessons/kernel.json" <<EOF
+{"argv": ["$venv/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+ "display_name": "Python 3 (minigrad lessons)", "language": "python", "env": {"PYTHONPATH": "$lessons/lib"}}
+EOF
+chmod -R a+rX "$lessons" "$venv/share/jupyter/kernels"
 
 # The accounts: their own Unix users, homes no one else can read.
 passwords="$HUB_PREFIX/passwords"

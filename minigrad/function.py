@@ -7,6 +7,7 @@ Mirrors torch/autograd/function.py: an op is a Function with ``forward(ctx, ...)
 import functools
 import inspect
 import itertools
+import os
 import sys
 import threading
 import traceback
@@ -48,7 +49,7 @@ class Node:
         torch's ``Node()`` takes the next of its counter (``at::sequence_number::get_and_increment``)."""
         self._sequence_number = next(_sequence_numbers) if sequence_nr is None else sequence_nr
         if grad_mode.anomaly.enabled:
-            self.metadata["traceback_"] = traceback.format_stack()[:-2]
+            self.metadata["traceback_"] = _forward_stack()
             parent = grad_mode._state.running_node
             if parent is not None:
                 self.metadata["parent_"] = parent
@@ -172,6 +173,16 @@ class AccumulateGrad(Node):
 
 
 _ACCUMULATING = threading.Lock()
+
+
+def _forward_stack():
+    """The stack making a node, without minigrad's own frames at its end: it ends at the user's line,
+    as torch's anomaly mode shows it (its own frames are C++), however many frames minigrad's call
+    took (none where minigrad is compiled: the lessons on a class's hub)."""
+    stack = traceback.extract_stack()
+    while stack and stack[-1].filename.startswith(os.path.dirname(__file__) + os.sep):
+        stack.pop()
+    return traceback.format_list(stack)
 
 
 def _copy_like(variable, grad):

@@ -291,7 +291,12 @@ class Tensor(TensorOps):
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None, **unexpected):
+        """``unexpected``: refused in Python's words, which name the method ("Tensor.backward()"), as
+        torch's are, also where minigrad is compiled (Cython's name the function alone): unit 3 shows
+        torch's refusal of the old ``retain_variables=True`` next to minigrad's."""
+        if unexpected:
+            raise TypeError(f"Tensor.backward() got an unexpected keyword argument {next(iter(unexpected))!r}")
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion --------------------------------------------------------------------------

@@ -220,9 +220,31 @@ def menu(page, menu_name, command, only=False):
     item.click()
 
 
-def wait_for_kernel(page):
-    """Until the notebook's kernel has started (cells run before it would ask which kernel to start)."""
-    page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=LONG)
+def wait_for_kernel(page, kernel="ipykernel"):
+    """Until the notebook's kernel (``Python 3 (<kernel>)``) has started (cells run before it would
+    ask which kernel to start)."""
+    page.locator(".jp-StatusBar-Item", has_text=re.compile(rf"\({kernel}\) \| Idle")).wait_for(timeout=LONG)
+
+
+def run_all(page, panel):
+    """Run → Run All Cells, and wait until every cell ran (or one failed) and the kernel is idle. A
+    collapsed cell shows no prompt: its count is not in the page, but its error would be."""
+    menu(page, "Run", "runmenu:run-all")
+    page.wait_for_function(
+        r"""() => {
+            const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+            const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea > .jp-InputPrompt')]
+                .map(p => p.textContent);
+            const ran = prompts.every(p => /\[\d+\]/.test(p));
+            const failed = panel.querySelector("[data-mime-type='application/vnd.jupyter.stderr']");
+            const idle = [...document.querySelectorAll('.jp-StatusBar-Item')].some(e => e.textContent.endsWith('| Idle'))
+                && panel.querySelector('.jp-Notebook-ExecutionIndicator').dataset.status === 'idle';
+            return prompts.length > 0 && !prompts.some(p => p.includes('*')) && (ran || failed) && idle;
+        }""", timeout=LONG)
+    prompts = panel.locator(".jp-CodeCell .jp-InputArea > .jp-InputPrompt").all_text_contents()
+    assert all(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts), f"cells not run: {prompts}"
+    errors = panel.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert errors.count() == 0, errors.all_text_contents()
 
 
 def replace_cell_source(page, cell, source):

@@ -2,13 +2,15 @@
 
 The hub runs as root on 127.0.0.1 and starts each user's JupyterLab as that Unix user; nbgrader's
 exchange is the shared /srv/nbgrader/exchange; the instructor's course (solutions included) lives in
-the instructor's home. In the browser, learner1 logs in, fetches exercise 3 from the Assignment List,
-types the solution, Validates and Submits; learner2 fetches and Submits it unchanged, and cannot open
-learner1's server. Then, as Unix users: neither learner can read the other's home nor the
-instructor's course, nor list the exchange's inbound, nor read a reference answer; learner2 plants a
-submission in learner1's name and one with a link to the solutions; the instructor collects (neither
-plant nor link) and autogrades both
-with the course's CLI: learner1 full marks, learner2 none; logged in, the instructor sees both grades
+the instructor's home. In the browser, learner2 lands on the lessons and runs two of them live (the
+course's minigrad, compiled: hub/setup.sh); every lesson runs as learner1 in the lessons' kernel; no
+file a learner can read holds an answer line, and the grading sandbox cannot see the lessons' build.
+learner1 logs in, fetches exercise 3 from the Assignment List, types the solution, Validates and
+Submits; learner2 fetches and Submits it unchanged, and cannot open learner1's server. Then, as Unix
+users: neither learner can read the other's home nor the instructor's course, nor list the
+exchange's inbound, nor read a reference answer; learner2 plants a submission in learner1's name and
+one with a link to the solutions; the instructor collects (neither plant nor link) and autogrades
+both with the course's CLI: learner1 full marks, learner2 none; logged in, the instructor sees both grades
 in nbgrader's Formgrader. Screenshots in screenshots/hub/. When the hub stops, no process of the
 three users is left running.
 
@@ -17,20 +19,27 @@ skipped otherwise, saying which is missing. It resets learner1's and learner2's 
 the three users' processes at the end: not for a machine serving a class (it refuses to start while
 those users have processes running).
 """
+import importlib.metadata
 import json
+import multiprocessing
 import os
+import pwd
 import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from answer_lines import ANSWERS, EXERCISES, LOCAL, normalised
 from grader.build import ROOT
+from grader.parts import find_parts
 from support import (passed_in_full, CHROMIUM, LONG, SHORT, browser, free_port, menu, reference_solutions,  # noqa: F401
-                     replace_cell_source, validate, wait_for_kernel, wait_until_up)  # browser is a fixture
+                     replace_cell_source, run_all, validate, wait_for_kernel, wait_until_up)  # browser is a fixture
 
 PREFIX = Path(os.environ.get("HUB_PREFIX", "/opt/minigrad-hub"))
 EXCHANGE = Path(os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange"))
@@ -179,24 +188,65 @@ def submit(page, number, user):
     shot(page, f"{number:02d}_{user}_submitted")
 
 
-def test_a_learner_lands_on_the_lessons_in_a_copy_of_their_own(browser, hub):  # noqa: F811
-    """The lab opens on 00_start_here, in ~/course: the lessons, the learner's own files, with the
-    outputs of the course's run (minigrad's column included, which this hub's stubs cannot give)."""
+def test_a_learner_lands_on_the_lessons_and_runs_them_live(browser, hub):  # noqa: F811
+    """The lab opens on 00_start_here, in ~/course: the lessons, the learner's own files, as the
+    course ships them (no outputs), in the "minigrad lessons" kernel. Run All runs its setup cell
+    with the course's minigrad (nbgrader configured: Validate works here); unit 2's Run All runs its
+    side-by-side checks (which raise where minigrad differs from torch), and the engine's source as
+    the lesson prints it shows exercise 2's part as a stub, not its answer."""
+    from playwright.sync_api import expect
+
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     page.goto(f"{hub['url']}/hub/login")
     page.locator("#username_input").fill("learner2")
     page.locator("#password_input").fill(hub["passwords"]["learner2"])
     page.locator("#login_submit").click()
     page.wait_for_url(re.compile("/user/learner2/lab/tree/course/00_start_here.ipynb"), timeout=LONG)
-    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell").first.wait_for(timeout=LONG)
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    panel.locator(".jp-MarkdownCell").first.wait_for(timeout=LONG)
     shot(page, "00_learner2_lands_on_00_start_here")
     lessons = sorted(path.name for path in (home("learner2") / "course").iterdir() if not path.name.startswith("."))
     assert lessons == sorted(path.name for path in (ROOT / "course").iterdir() if path.suffix in (".ipynb", ".py", ".md"))
     assert all((home("learner2") / "course" / name).stat().st_uid == home("learner2").stat().st_uid for name in lessons)
-    saved = json.loads((home("learner2") / "course" / "03a_what_backward_frees.ipynb").read_text())
-    outputs = "".join(json.dumps(cell.get("outputs", [])) for cell in saved["cells"])
-    assert "torch" in outputs and "minigrad" in outputs and "differs" not in outputs
+    copy = json.loads((home("learner2") / "course" / "03a_what_backward_frees.ipynb").read_text())
+    assert copy["metadata"]["kernelspec"]["name"] == "minigrad-lessons"
+    assert not any(cell.get("outputs") for cell in copy["cells"])
+
+    wait_for_kernel(page, "minigrad lessons")
+    run_all(page, panel)
+    setup = panel.locator(".jp-OutputArea-output", has_text="a first minigrad backward")
+    expect(setup).to_contain_text("x.grad = [2.0, 4.0, 6.0]", timeout=SHORT)
+    expect(setup).to_contain_text(f"minigrad  {PREFIX}/lessons/lib/minigrad", timeout=SHORT)
+    expect(setup).to_contain_text("nbgrader  configured", timeout=SHORT)
+    shot(page, "00_learner2_ran_00_start_here")
+
+    page.goto(f"{hub['url']}/user/learner2/lab/tree/course/02_the_engine.ipynb?reset")  # 02 alone: its kernel
+    expect(page.locator(".lm-TabBar-tab.lm-mod-current", has_text="02_the_engine.ipynb")).to_be_visible(timeout=LONG)
+    wait_for_kernel(page, "minigrad lessons")
+    run_all(page, panel)
+    expect(panel.locator(".jp-OutputArea-output", has_text="<- differs")).to_have_count(0)
+    printed = panel.locator(".jp-OutputArea-output", has_text="def compute_dependencies(")
+    expect(printed).to_contain_text("compute_dependencies is yours to write", timeout=SHORT)
+    expect(printed).not_to_contain_text("dependencies.get(", timeout=SHORT)
+    printed.scroll_into_view_if_needed()
+    shot(page, "00_learner2_ran_02_the_engine")
     page.context.close()
+
+
+def test_every_lesson_runs_in_a_learners_kernel():
+    """Each lesson, executed as learner1 in the lessons' kernel (nbconvert, as the learner's server
+    would run it): no cell raises, so every side-by-side check of minigrad against torch holds."""
+    out = Path(tempfile.mkdtemp(prefix="hub-lessons-"))
+    shutil.chown(out, "learner1", "learner1")
+    try:
+        ran = as_user("learner1", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--output-dir", str(out),
+                      "--ExecutePreprocessor.timeout=600", *map(str, sorted((PREFIX / "lessons" / "course").glob("*.ipynb"))),
+                      cwd=out, check=False)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        executed = sorted(path.name for path in out.glob("*.ipynb"))
+        assert executed == sorted(path.name for path in (ROOT / "course").glob("*.ipynb")), executed
+    finally:
+        shutil.rmtree(out)
 
 
 def test_a_learners_server_runs_within_the_classs_limits(hub):
@@ -269,13 +319,108 @@ def test_learners_cannot_read_each_others_work_nor_the_instructors_course(hub):
 
 
 def test_no_learner_can_read_a_reference_answer(hub):
-    """The minigrad every server imports holds stubs only; an exercise not yet released (its package
-    would hold the reference code of the exercises before it) is not in the exchange."""
+    """The minigrad every server imports holds stubs only (the lessons' build: see the next test); an
+    exercise not yet released (its package would hold the reference code of the exercises before it)
+    is not in the exchange."""
     shown = as_user("learner1", "python", "-c", "import inspect, minigrad.function as f; "
                     "print(inspect.getsource(f.BackwardFunction._release_saved))", cwd=home("learner1")).stdout
     assert "NotImplementedError" in shown and "_FREED for s in self._saved" not in shown
     for exercise in ("ex4_versions", "ex9_gpu_kernel"):
         assert not (EXCHANGE / "minigrad" / "outbound" / exercise).exists()
+
+
+# Where a learner account may read what the course put there, besides their own home (their work)
+# and the admin's clone (hub/setup.sh's source, which must not be readable: see the README): the
+# hub's venv and lessons, the exchange, the other users' files, the shared temporary folders.
+SCANNED = (PREFIX, EXCHANGE, Path("/home"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+
+
+def _become(user):
+    entry = pwd.getpwnam(user)
+    os.setgroups(os.getgrouplist(user, entry.pw_gid))
+    os.setgid(entry.pw_gid)
+    os.setuid(entry.pw_uid)
+
+
+def _from_the_package_index():
+    """The files pip installed into the hub's venv for the packages the course does not make (torch,
+    JupyterLab...: each one's RECORD), whose text comes from the package index, 1.7 GB of it."""
+    site = next((PREFIX / "venv" / "lib").glob("python3*/site-packages"))
+    return {os.path.normpath(os.path.join(site, file)) for dist in importlib.metadata.distributions(path=[str(site)])
+            if dist.metadata["Name"] != "minigrad" for file in dist.files or ()}
+
+
+def _readable_answers(skip):
+    """(answer's exercise, path, line) of every answer line (answer_lines.py's, normalised)
+    in a file this process can read under ``SCANNED``, but ``skip`` and the packages from the index;
+    and the files it read. A binary file is read as its printable runs where it names minigrad
+    (the lessons' compiled modules do). A line is tokenised only where it holds the longest name of
+    some answer line."""
+    index = _from_the_package_index()
+    forms = {form: number for number, _, _, found in ANSWERS for form in found}
+    anchors = {max((token for token in form if token != "_" and token.isidentifier()), key=len, default=None)
+               for form in forms}
+    assert None not in anchors
+    anchor = re.compile("|".join(map(re.escape, sorted(anchors, key=len, reverse=True))))
+    found, read = [], set()
+    for root in dict.fromkeys(SCANNED):
+        for folder, _, names in os.walk(root):
+            if Path(folder) == skip or skip in Path(folder).parents:
+                continue
+            for name in names:
+                path = Path(folder, name)
+                if str(path) in index:
+                    continue
+                try:
+                    data = path.read_bytes() if path.is_file() else b""
+                except OSError:
+                    continue
+                read.add(path)
+                if b"\0" in data:
+                    data = b"\n".join(re.findall(rb"[\t\x20-\x7e]{6,}", data)) if b"minigrad" in data else b""
+                text, starts = data.decode(errors="replace"), set()
+                for match in anchor.finditer(text):
+                    start = text.rfind("\n", 0, match.start()) + 1
+                    end = text.find("\n", match.end())
+                    line = text[start:end if end >= 0 else None]
+                    if start not in starts and (form := normalised(line, LOCAL)) in forms:
+                        found.append((forms[form], str(path), line.strip()))
+                    starts.add(start)
+    return found, read
+
+
+def test_no_file_a_learner_can_read_holds_an_answer(hub):
+    """Issue 35: as learner1 (their uid and groups), every line of every file they can read outside
+    their home is scanned for the answer lines of every part (the lessons' build and its stubbed
+    text, the venv, the exchange): none there, but exercise N's release holds the reference code of
+    the exercises before N (by design: its checks need a working engine), which the scan finds."""
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(1, mp_context=context, initializer=_become, initargs=("learner1",)) as pool:
+        found, read = pool.submit(_readable_answers, home("learner1")).result()
+    allowed = [(number, path, line) for number, path, line in found
+               if number < max((EXERCISES.get(part, 0) for part in Path(path).parts), default=0)]
+    leaks = sorted(set(found) - set(allowed))
+    assert not leaks, f"{len(leaks)} answer line(s) a learner can read:\n" + "\n".join(map(str, leaks[:20]))
+    released = {(number, Path(path).relative_to(EXCHANGE).parts[2]) for number, path, _ in allowed
+                if EXCHANGE in Path(path).parents}
+    assert {(1, "ex3_freeing"), (2, "ex3_freeing")} <= released, released  # the scan reads what it should
+    lessons = {path for path in (PREFIX / "lessons").rglob("*") if path.is_file()}
+    assert lessons <= read, lessons - read  # the lessons, their minigrad's text and build: all read as learner1
+    compiled = list((PREFIX / "lessons" / "lib" / "minigrad").rglob("*.so"))
+    assert len(compiled) == len({part.path for part in find_parts(ROOT / "minigrad")}), compiled
+    assert not any(path.with_suffix("").with_suffix(".c").exists() for path in compiled)
+
+
+def test_the_grading_sandbox_cannot_import_the_lessons_build(hub):
+    """The instructor grades in the sandbox (grader/sandbox.py), which binds the venv and the system,
+    not the lessons' folder: a submission cannot import the compiled reference as a black box."""
+    course = home(INSTRUCTOR) / "minigrad"
+    inside = f"import os; print(os.path.exists({str(PREFIX / 'venv')!r}), os.path.exists({str(PREFIX / 'lessons')!r}))"
+    probe = ("import subprocess, sys, tempfile; from grader.sandbox import wrap; "
+             f"print(subprocess.run(wrap([sys.executable, '-c', {inside!r}], tempfile.mkdtemp()), capture_output=True, "
+             "text=True).stdout)")
+    seen = as_user(INSTRUCTOR, "python", "-c", probe, cwd=course, check=False)
+    assert seen.stdout.split() == ["True", "False"], seen
 
 
 def test_a_learner_can_plant_a_submission_but_collect_takes_neither_it_nor_a_link(hub):

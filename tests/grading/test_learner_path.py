@@ -24,7 +24,7 @@ import pytest
 from grader.build import ROOT, stage
 import support
 from support import (passed_in_full, LONG, SHORT, browser, menu, needs_chromium, reference_solutions,  # noqa: F401
-                     replace_cell_source, serve, validate, wait_for_kernel)  # browser is a fixture
+                     replace_cell_source, run_all, serve, validate, wait_for_kernel)  # browser is a fixture
 
 pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
@@ -73,27 +73,6 @@ def _shut_down_kernels(lab):
     for kernel in kernels:
         urllib.request.urlopen(urllib.request.Request(f"{lab['url']}/api/kernels/{kernel['id']}", method="DELETE",
                                                       headers=headers))
-
-
-def run_all(page, panel):
-    """Run → Run All Cells, and wait until every cell ran (or one failed) and the kernel is idle. A
-    collapsed cell shows no prompt: its count is not in the page, but its error would be."""
-    menu(page, "Run", "runmenu:run-all")
-    page.wait_for_function(
-        r"""() => {
-            const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-            const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea > .jp-InputPrompt')]
-                .map(p => p.textContent);
-            const ran = prompts.every(p => /\[\d+\]/.test(p));
-            const failed = panel.querySelector("[data-mime-type='application/vnd.jupyter.stderr']");
-            const idle = [...document.querySelectorAll('.jp-StatusBar-Item')].some(e => e.textContent.endsWith('| Idle'))
-                && panel.querySelector('.jp-Notebook-ExecutionIndicator').dataset.status === 'idle';
-            return prompts.length > 0 && !prompts.some(p => p.includes('*')) && (ran || failed) && idle;
-        }""", timeout=LONG)
-    prompts = panel.locator(".jp-CodeCell .jp-InputArea > .jp-InputPrompt").all_text_contents()
-    assert all(re.fullmatch(r"\s*\[\d+\]:\s*", p) for p in prompts), f"cells not run: {prompts}"
-    errors = panel.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-    assert errors.count() == 0, errors.all_text_contents()
 
 
 def test_start_here_runs_and_its_predict_cell_answers(page, lab):
