@@ -265,11 +265,13 @@ def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F
 
     page = log_in(browser, hub, "learner1", "01_learner1_login")
     shot(page, "02_learner1_lab")
-    fetched = fetch(page, 3, "learner1")
-    fetched.locator(".assignment-notebooks-link").click()
-    page.locator("#fetched_assignments_list a", has_text=EXERCISE).last.click()
+    fetch(page, 3, "learner1")
+    # the fetched notebook opens by itself (minigrad-lab), and the file browser goes to it
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
     wait_for_kernel(page)
+    expect(page.locator("[data-type='document-title'].lm-mod-current")).to_contain_text(f"{EXERCISE}.ipynb",
+                                                                                        timeout=SHORT)
+    expect(page.locator(".jp-FileBrowser .jp-BreadCrumbs")).to_contain_text(EXERCISE, timeout=SHORT)
     runtime = home("learner1") / ".local" / "share" / "jupyter" / "runtime"
     newest = max(runtime.glob("kernel-*.json"), key=lambda path: path.stat().st_mtime)
     assert json.loads(newest.read_text())["transport"] == "ipc"  # no TCP port to collide on
