@@ -42,10 +42,11 @@ def test_validate_bench_validates_every_solved_exercise(bench):
     lines = [line for line in out.splitlines() if line.startswith("ex")]
     assert len(lines) == 2 * len(exercise_specs(ROOT)) and all(line.endswith(" passes") for line in lines), out
     for line in lines:
-        if "in JupyterLab" in line:  # the bench's target; a warm checker costs less than its first press,
-            # which imports what the checks need (here about 0.01 CPU-s against 0.2 to 3.6: ex6 and ex8 the most)
+        if "in JupyterLab" in line:  # the bench's target; a warm checker costs no more than its first press,
+            # which imports what the checks need (here about 0.01 CPU-s against 0.2 to 3.6: ex6 and ex8 the most),
+            # give or take one run's noise (the capstone trains for 1.2 CPU-s each time: its import is lost in it)
             median, cpu, first = re.search(r"median ([\d.]+) s .*?, ([\d.]+) CPU-s each; .*?, ([\d.]+) CPU-s", line).groups()
-            assert float(median) <= 5 and float(cpu) < float(first), line
+            assert float(median) <= 5 and float(cpu) <= 1.15 * float(first), line
 
 
 @pytest.mark.skipif(check_available() is not None and not os.environ.get("CI"),
