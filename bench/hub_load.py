@@ -9,12 +9,15 @@ Assignment List API), **run** its first cells in a kernel (the setup check and t
 kernel's websocket), **answer** (the reference solution saved into the notebook, as typing would),
 **validate** (the Validate button's request: the first waits for the learner's checker, which the
 answer's opening of the notebook started a moment before), validate
-**again** (the checker warm) and **submit**. It prints, per step, the median and
-95th percentile of the wait and the failures; then, with every server, kernel and checker still
-alive, the proportional memory (PSS) of each kind of process per learner and the CPU seconds a
-learner used in all, and what those give: learners per GiB, and learners per core if each of them
-did this whole path once every ten minutes. Targets (issue 24): 0 failures at N=20 on 2 cores; the
-goal, 200 learners on 16 cores and 64 GiB.
+**again** and **submit**. It prints, per step, the median and 95th percentile of the wait and the
+failures; then the proportional memory (PSS) of each kind of process: with every server and kernel
+still alive, theirs (a kernel is a fork of the machine's zygote, grader/lab/course_zygote.py, and
+its client), the zygote's (once per machine), and the most a Validate's fork held while it ran
+(sampled as they ran); the CPU seconds a learner used in all; and what those give: learners per
+GiB, learners on a 64 GiB box with ``RESERVE_GIB`` set aside, while they work and at a deadline
+(each with a Validate running), and learners per core if each of them did this whole path once
+every ten minutes. Targets (issues 24, 35): 0 failures at N=20 on 2 cores; 200 learners at a
+deadline on a 16-core, 64 GiB box.
 """
 import argparse
 import json
@@ -39,7 +42,15 @@ EXCHANGE = Path(os.environ.get("MINIGRAD_EXCHANGE", "/srv/nbgrader/exchange"))
 EXERCISE = "ex3_freeing"
 STEPS = ("spawn", "fetch", "run", "answer", "validate", "again", "submit")
 TOKEN = uuid.uuid4().hex
-KINDS = {"server": "jupyterhub-singleuser", "kernel": "ipykernel_launcher", "checker": "course_validate.py --serve"}
+KINDS = {"kernel client": "course_zygote.py --kernel", "server": "jupyterhub-singleuser",
+         "kernel": "ipykernel_launcher", "checker": "course_validate.py --serve"}
+"""A learner's processes by their arguments (the first that matches): the kernel's client names the
+kernel it stands for; a kernel and a checker of their own are the hub's without a zygote."""
+FORKS = {"minigrad-kernel": "kernel", "minigrad-check": "Validate"}
+"""The zygote's forks, by the name they give themselves (their arguments are the zygote's)."""
+RESERVE_GIB = 10
+"""Of a class machine's memory, what the OS, the hub, its proxy and grading keep."""
+BOX_GIB = 64
 
 
 def learners(count):
@@ -189,13 +200,36 @@ def _validated(name, hub):
 
 
 def processes(name):
-    """(kind, pid) of the learner's live processes: server, kernel, checker."""
-    listed = subprocess.run(["ps", "-u", name, "-o", "pid=,args="], capture_output=True, text=True).stdout
+    """(kind, pid) of the learner's live processes: server, kernel, its client, a checker."""
+    listed = subprocess.run(["ps", "-ww", "-u", name, "-o", "pid=,comm=,args="], capture_output=True,
+                            text=True).stdout
     for line in listed.splitlines():
-        pid, args = line.strip().split(maxsplit=1)
-        kind = next((kind for kind, mark in KINDS.items() if mark in args), None)
+        pid, comm, args = line.strip().split(maxsplit=2)
+        kind = FORKS.get(comm) or next((kind for kind, mark in KINDS.items() if mark in args), None)
         if kind:
             yield kind, int(pid)
+
+
+class ForkSampler(threading.Thread):
+    """The largest PSS each Validate fork reached, read from /proc five times a second while they run."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.peaks, self.done = {}, threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.2):
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    if Path(f"/proc/{pid}/comm").read_text().strip() == "minigrad-check":
+                        self.peaks[pid] = max(self.peaks.get(pid, 0.0), pss_mib(pid))
+                except OSError:  # it ended meanwhile
+                    continue
+
+
+def zygote_mib():
+    listed = subprocess.run(["ps", "-ww", "-u", "root", "-o", "pid=,args="], capture_output=True, text=True).stdout
+    return sum(pss_mib(int(line.split()[0])) for line in listed.splitlines() if "course_zygote.py --serve" in line)
 
 
 def pss_mib(pid):
@@ -224,18 +258,23 @@ def one_round(count, state):
     hub = Hub(names, state)
     waits, failures, start = {step: [] for step in STEPS}, [], threading.Event()
     threads = [threading.Thread(target=learner_path, args=(name, hub, waits, failures, start)) for name in names]
+    sampler = ForkSampler()
     try:
-        for thread in threads:
+        for thread in [*threads, sampler]:
             thread.start()
         began = time.monotonic()
         start.set()
         for thread in threads:
             thread.join()
         elapsed = time.monotonic() - began
-        memory = {kind: [] for kind in KINDS}
+        sampler.done.set()
+        memory = {kind: [] for kind in [*KINDS, *FORKS.values()]}
         for name in names:
             for kind, pid in processes(name):
-                memory[kind].append(pss_mib(pid))
+                if kind != "Validate":  # a Validate's fork that outlived its answer is counted below, at its peak
+                    memory[kind].append(pss_mib(pid))
+        memory["Validate"] = list(sampler.peaks.values())
+        memory["zygote"] = [zygote_mib()]
         cpu = [cpu_seconds(name) for name in names]
     finally:
         hub.stop()
@@ -274,16 +313,26 @@ def main():
             if waits[step]:
                 print(f"  {step:9s} p50 {statistics.median(waits[step]):6.2f} s   p95 {percentile(waits[step], 0.95):6.2f} s"
                       f"   ({len(waits[step])} of {count})")
+        zygote = memory.pop("zygote")[0]
+        validating = memory.pop("Validate")
         per_learner = {}
         for kind, values in memory.items():
             if values:
-                print(f"  PSS {kind:8s} median {statistics.median(values):6.0f} MiB ({len(values)} processes)")
+                print(f"  PSS {kind:14s} median {statistics.median(values):6.0f} MiB ({len(values)} processes)")
                 per_learner[kind] = statistics.median(values) * len(values) / count
-        working, idle = sum(per_learner.values()), per_learner.get("server", 0) + per_learner.get("kernel", 0)
+        if validating:
+            print(f"  PSS {'Validate fork':14s} median {statistics.median(validating):6.0f} MiB at its peak, "
+                  f"p95 {percentile(validating, 0.95):.0f} MiB ({len(validating)} forks)")
+        print(f"  PSS zygote         {zygote:6.0f} MiB, once per machine")
+        working = sum(per_learner.values())
+        deadline = working + (percentile(validating, 0.95) if validating else 0)
         per_cpu = statistics.mean(cpu)
-        print(f"  CPU per learner, spawn to submit: {per_cpu:.1f} s; memory per learner: {working:.0f} MiB, "
-              f"{idle:.0f} MiB once the checker has ended (idle)")
-        print(f"  capacity: {1024 / working:.1f} learners per GiB while all validate, {1024 / idle:.1f} otherwise; "
+        room = (BOX_GIB - RESERVE_GIB) * 1024 - zygote
+        print(f"  CPU per learner, spawn to submit: {per_cpu:.1f} s; memory per learner: {working:.0f} MiB working, "
+              f"{deadline:.0f} MiB with a Validate running (its fork at p95)")
+        print(f"  capacity: {1024 / working:.1f} learners per GiB, {1024 / deadline:.1f} at a deadline; on a "
+              f"{BOX_GIB} GiB box with {RESERVE_GIB} GiB set aside, {room / working:.0f} learners, "
+              f"{room / deadline:.0f} at a deadline (every one validating at once); "
               f"{600 / per_cpu:.0f} learners per core (each doing this path every 10 minutes)")
 
 

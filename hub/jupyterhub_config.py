@@ -19,6 +19,8 @@ minigrad, its parts compiled). Settings from the environment:
                                   processes a user may run at once (RLIMIT_NPROC)
   HUB_IDLE (3600)                 seconds after which an idle server is stopped (jupyterhub-idle-culler)
   HUB_BENCH_TOKEN                 a token for bench/hub_load.py, which drives the learners' servers
+  HUB_ZYGOTE (set by hub/start.sh) the socket of the machine's zygote, which forks the users' kernels
+                                  and Validates (grader/lab/course_zygote.py)
 
 For a class on one machine: every kernel talks to its server over Unix sockets (jupyter_client's
 IPC transport: TCP ports of one network namespace collide when many kernels start at once), torch
@@ -69,7 +71,8 @@ c.Spawner.notebook_dir = "~"
 c.Spawner.http_timeout = 120  # a busy machine starts JupyterLab slowly
 c.Spawner.start_timeout = 120
 c.Spawner.environment = {"PATH": os.path.join(PREFIX, "venv", "bin") + ":/usr/local/bin:/usr/bin:/bin",
-                         "MINIGRAD_EXCHANGE": EXCHANGE, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+                         "MINIGRAD_EXCHANGE": EXCHANGE, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                         "MINIGRAD_ZYGOTE": os.environ.get("HUB_ZYGOTE", "")}
 
 c.JupyterHub.services = [{"name": "idle-culler", "command": [
     sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={os.environ.get('HUB_IDLE', '3600')}"]}]

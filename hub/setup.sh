@@ -5,7 +5,8 @@
 #                                     the hub and every user's server (readable by all; the project's
 #                                     own .venv may link to a Python in a home folder others cannot enter);
 #                                     etc/: the users' Jupyter config (the learner's and the instructor's
-#                                     lab, nbgrader's course id and exchange); lessons/: the lessons (each
+#                                     lab, nbgrader's course id and exchange) and the machine's zygote, which
+#                                     hub/start.sh starts (run/: its socket); lessons/: the lessons (each
 #                                     learner's server starts on a copy of its own, ~/course:
 #                                     hub/jupyterhub_config.py) and lib/, the course's minigrad for their
 #                                     kernel, compiled where it holds a part (below); passwords (root only):
@@ -59,7 +60,8 @@ command -v configurable-http-proxy > /dev/null || {
 etc="$HUB_PREFIX/etc"
 rm -rf "$etc"
 mkdir -p "$etc/common"
-cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py grader/lab/course_formgrader.py grader/lab/labextensions "$etc/"
+cp -r grader/lab/learner grader/lab/instructor grader/lab/course_validate.py grader/lab/course_formgrader.py \
+  grader/lab/course_zygote.py grader/lab/labextensions "$etc/"
 cat > "$etc/common/nbgrader_config.py" <<EOF
 # The course's nbgrader settings for every user of the hub (written by hub/setup.sh).
 c = get_config()  # noqa: F821
@@ -110,9 +112,17 @@ for path in sys.argv[1:]:
   touch "$lessons_stamp"
 fi
 rm -rf "$HUB_PREFIX/course"  # an earlier setup's lessons, with saved outputs that print parts' code
-mkdir -p "$venv/share/jupyter/kernels/minigrad-lessons"
+# Both kernels start as forks of the machine's zygote (hub/start.sh; grader/lab/course_zygote.py),
+# which imported torch once for all of them, through a small client that starts the kernel itself
+# when there is no zygote to ask.
+kernel="\"$venv/bin/python\", \"-I\", \"-S\", \"$etc/course_zygote.py\", \"--kernel\", \"$venv/bin/python\", \"-m\", \"ipykernel_launcher\", \"-f\", \"{connection_file}\""
+mkdir -p "$venv/share/jupyter/kernels/minigrad-lessons" "$venv/share/jupyter/kernels/python3"
+cat > "$venv/share/jupyter/kernels/python3/kernel.json" <<EOF
+{"argv": [$kernel],
+ "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": true}}
+EOF
 cat > "$venv/share/jupyter/kernels/minigrad-lessons/kernel.json" <<EOF
-{"argv": ["$venv/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+{"argv": [$kernel],
  "display_name": "Python 3 (minigrad lessons)", "language": "python", "env": {"PYTHONPATH": "$lessons/lib"}}
 EOF
 chmod -R a+rX "$lessons" "$venv/share/jupyter/kernels"

@@ -11,7 +11,10 @@ a Validate (it holds 200–310 MB, more than the learner's server). Each Validat
 (``python course_validate.py --serve``) that runs the notebook's cells in an IPython shell of its own, in the
 notebook's folder (its staged minigrad first on the path), and hands the notebook with its outputs
 to nbgrader's ``Validator`` (``WarmValidator``: only its execution step differs), whose results come
-back as JSON while the server goes on. They are shown as one report:
+back as JSON while the server goes on. On the hub the checker is the machine's, not the learner's:
+each Validate is a fork of the zygote (``course_zygote``: one process that imported all this once for
+every user, and forks as the user who asks), and a server starts a checker of its own only when
+there is no zygote to ask. The results are shown as one report:
 
 - a header: how many visible checks fail, and which parts are not written yet (solution cells that
   still hold nbgrader's ``raise NotImplementedError()``);
@@ -43,6 +46,7 @@ import os
 import re
 import select
 import signal
+import socket
 import sys
 
 LINES = 14
@@ -108,6 +112,8 @@ class Checker:
         self.process, self.lock = None, asyncio.Lock()
 
     async def warm(self):
+        if os.path.exists(os.environ.get("MINIGRAD_ZYGOTE", "")):
+            return  # the machine's zygote is warm for everyone
         async with self.lock:
             await self._start()
 
@@ -118,7 +124,10 @@ class Checker:
                 limit=1 << 26)
 
     async def validate(self, path):
-        """The checker's answer for ``path``; asked twice of a checker that ended meanwhile (idle)."""
+        """The checker's answer for ``path``: the machine's zygote's where there is one (the hub), else
+        this server's checker's, asked twice of a checker that ended meanwhile (idle)."""
+        with contextlib.suppress(KeyError, OSError):
+            return await _ask_zygote(path)
         async with self.lock:
             for _ in range(2):
                 await self._start()
@@ -132,6 +141,27 @@ class Checker:
                     return json.loads(line)
                 await self.process.wait()
         raise RuntimeError("the checker stopped before it answered, twice: see the server's log")
+
+
+async def _ask_zygote(path):
+    """``check(path)`` in a fork of the machine's zygote (``course_zygote``), as this server's user."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(os.environ["MINIGRAD_ZYGOTE"])
+        request = {"job": "validate", "path": path, "cwd": os.path.dirname(path), "env": dict(os.environ)}
+        socket.send_fds(connection, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+    except BaseException:
+        connection.close()
+        raise
+    reader, writer = await asyncio.open_unix_connection(sock=connection, limit=1 << 26)
+    try:
+        line = await reader.readline()
+    finally:
+        writer.close()
+    if not line:
+        raise RuntimeError("Validate's process ended before it answered: a cell may have ended it (exit(), "
+                           "os._exit, a crash); run the notebook's cells to see which")
+    return json.loads(line)
 
 
 async def validate(path, checker):
@@ -215,16 +245,8 @@ def serve():
     standard input; the child writes the results as one line of JSON on standard output."""
     import torch  # noqa: F401 - imported once here, for every Validate's fork
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
-    from jupyter_core.paths import jupyter_config_path
-    from nbgrader.apps import NbGrader
-    from nbgrader.validator import Validator
-
-    class WarmValidator(Validator):
-        """nbgrader's Validator, whose execution step runs the cells in this process's IPython shell."""
-        cell_timeout = 120
-
-        def _preprocess(self, nb):
-            return run_cells(nb, self.cell_timeout)
+    from nbgrader.apps import NbGrader  # noqa: F401
+    from nbgrader.validator import Validator  # noqa: F401
 
     results = os.fdopen(os.dup(1), "w")
     while select.select([sys.stdin], [], [], IDLE)[0]:
@@ -237,20 +259,7 @@ def serve():
         child = os.fork()
         if child == 0:
             os.close(read_end)
-            nowhere = os.open(os.devnull, os.O_RDWR)
-            os.dup2(nowhere, 0)  # the cells read no request, nor write into the answers (``results``)
-            os.dup2(nowhere, 1)
-            os.chdir(os.path.dirname(path))
-            app = NbGrader()
-            app.config_file_paths.append([os.getcwd(), *jupyter_config_path()])
-            app.load_config_file()
-            validator = WarmValidator(config=app.config)
-            validator.cell_timeout = app.config.Execute.get("timeout", WarmValidator.cell_timeout)
-            try:
-                answer = {"results": validator.validate(path)}
-            except Exception as error:  # noqa: BLE001 - what stopped it is the answer
-                answer = {"error": f"{type(error).__name__}: {error}"}
-            results.write(json.dumps(answer) + "\n")
+            results.write(json.dumps(check(path)) + "\n")
             results.flush()
             os.write(write_end, "\n".join(torch_lazy_imports(before))[:select.PIPE_BUF].encode())
             os._exit(0)
@@ -265,6 +274,35 @@ def serve():
         for name in learned:  # after the answer: the learner's next Validate finds them imported
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
+
+
+def check(path):
+    """In a fork that imported torch, IPython and nbgrader: nbgrader's Validator on the notebook at
+    ``path``, its cells run in this process (``run_cells``), with the config a server finds there."""
+    from jupyter_core.paths import jupyter_config_path
+    from nbgrader.apps import NbGrader
+    from nbgrader.validator import Validator
+
+    class WarmValidator(Validator):
+        """nbgrader's Validator, whose execution step runs the cells in this process's IPython shell."""
+        cell_timeout = 120
+
+        def _preprocess(self, nb):
+            return run_cells(nb, self.cell_timeout)
+
+    nowhere = os.open(os.devnull, os.O_RDWR)
+    os.dup2(nowhere, 0)  # the cells read no request, nor write into the answers
+    os.dup2(nowhere, 1)
+    os.chdir(os.path.dirname(path))
+    app = NbGrader()
+    app.config_file_paths.append([os.getcwd(), *jupyter_config_path()])
+    app.load_config_file()
+    validator = WarmValidator(config=app.config)
+    validator.cell_timeout = app.config.Execute.get("timeout", WarmValidator.cell_timeout)
+    try:
+        return {"results": validator.validate(path)}
+    except Exception as error:  # noqa: BLE001 - what stopped it is the answer
+        return {"error": f"{type(error).__name__}: {error}"}
 
 
 def torch_lazy_imports(before):

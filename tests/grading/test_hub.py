@@ -250,14 +250,26 @@ def test_every_lesson_runs_in_a_learners_kernel():
 
 
 def test_a_learners_server_runs_within_the_classs_limits(hub):
-    """learner2's server (started above): RLIMIT_DATA and RLIMIT_NPROC, nice 5, torch on one thread."""
-    (server,) = [line.split()[0] for line in as_user("learner2", "ps", "-u", "learner2", "-o", "pid=,args=").stdout
-                 .splitlines() if "jupyterhub-singleuser" in line]
-    limits = Path(f"/proc/{server}/limits").read_text()
-    assert re.search(r"Max data size\s+4294967296\s+4294967296", limits), limits
-    assert re.search(r"Max processes\s+256\s+256", limits), limits
-    assert Path(f"/proc/{server}/stat").read_text().rsplit(")", 1)[1].split()[16] == "5"  # nice
-    assert b"OMP_NUM_THREADS=1" in Path(f"/proc/{server}/environ").read_bytes().split(b"\0")
+    """learner2's server and the lessons' kernels it started above (forks of the machine's zygote,
+    grader/lab/course_zygote.py): RLIMIT_DATA and RLIMIT_NPROC, nice 5, torch on one thread, learner2's."""
+    listed = as_user("learner2", "ps", "-ww", "-u", "learner2", "-o", "pid=,comm=,args=").stdout.splitlines()
+    (server,) = [line.split()[0] for line in listed if "jupyterhub-singleuser" in line]
+    kernels = [line.split()[0] for line in listed if line.split()[1] == "minigrad-kernel"]
+    assert kernels, f"no kernel of learner2's is a fork of the zygote: {listed}"
+    for process in (server, *kernels):
+        limits = Path(f"/proc/{process}/limits").read_text()
+        assert re.search(r"Max data size\s+4294967296\s+4294967296", limits), limits
+        assert re.search(r"Max processes\s+256\s+256", limits), limits
+        assert Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()[16] == "5"  # nice
+        assert b"OMP_NUM_THREADS=1" in Path(f"/proc/{process}/environ").read_bytes().split(b"\0")
+
+
+def test_the_zygote_holds_nothing_of_roots_environment(hub):
+    """Its forks become learners with a copy of its memory: it was started with a few settings only."""
+    listed = subprocess.run(["ps", "-ww", "-u", "root", "-o", "pid=,args="], capture_output=True, text=True).stdout
+    (zygote,) = [line.split()[0] for line in listed.splitlines() if "course_zygote.py --serve" in line]
+    names = {entry.split(b"=")[0] for entry in Path(f"/proc/{zygote}/environ").read_bytes().split(b"\0") if entry}
+    assert names == {b"PATH", b"HOME", b"LANG", b"OMP_NUM_THREADS", b"MKL_NUM_THREADS"}
 
 
 def test_learner1_fetches_solves_validates_and_submits(browser, hub):  # noqa: F811
