@@ -83,3 +83,5 @@ def test_hub_load_bench_brings_two_learners_through(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "N = 2: 0 failures" in done.stdout, done.stdout + done.stderr
     assert re.search(r"validate +p50", done.stdout) and "learners per GiB" in done.stdout, done.stdout
+    for kind in ("kernel", "kernel client", "Validate fork", "zygote"):  # forks of the zygote, found and measured
+        assert re.search(rf"PSS {kind} +(median +)?\d+ MiB", done.stdout), (kind, done.stdout)
