@@ -472,6 +472,13 @@ def test_instructor_sees_the_grades_in_formgrader(browser, hub):  # noqa: F811
     from playwright.sync_api import expect
 
     page = log_in(browser, hub, INSTRUCTOR, "14_instructor_login")
+    page.goto(f"{hub['url']}/user/{INSTRUCTOR}/lab")
+    page.locator(".lm-MenuBar-item", has_text=re.compile("^Nbgrader$")).click(timeout=LONG)
+    shown = page.locator(".lm-Menu-item:not(.lm-mod-hidden)")
+    expect(shown.first).to_be_visible(timeout=SHORT)
+    assert [text.strip() for text in shown.all_inner_texts()] == [  # one Formgrader, as in the local lab
+        "Assignment List", "Course List", "Formgrader", "Create assignment"]
+    page.keyboard.press("Escape")
     page.goto(f"{hub['url']}/user/{INSTRUCTOR}/formgrader/gradebook/{EXERCISE}/{EXERCISE}")
     rows = page.locator("#main-table tr")
     expect(rows).to_have_count(2, timeout=LONG)  # loaded: names hidden, as nbgrader shows them first
