@@ -67,8 +67,10 @@ def run(code, interrupt_after=None):
             return "".join(printed), error
 
 
-said, _ = run("import os, resource, sys, torch\\n"  # as an exercise's first cell imports it
-              "print(repr(dict(uid=os.getuid(), gid=os.getgid(), data=resource.getrlimit(resource.RLIMIT_DATA), "
+said, _ = run("import os, resource, sys\\n"
+              "ours = sorted(name for name in sys.modules if name.split('.')[0] in ('minigrad', 'coursekit'))\\n"
+              "import torch\\n"  # as an exercise's first cell imports it
+              "print(repr(dict(ours=ours, uid=os.getuid(), gid=os.getgid(), data=resource.getrlimit(resource.RLIMIT_DATA), "
               "nice=os.nice(0), cwd=os.getcwd(), path=sys.path, pid=os.getpid(), "
               "comm=open('/proc/self/comm').read().strip(), private=sum(int(line.split()[1]) "
               "for line in open('/proc/self/smaps_rollup') if line.startswith('Private_')))))")
@@ -150,6 +152,7 @@ def test_a_kernel_is_a_fork_of_the_zygote_as_the_user_who_asked(lab):
     uid = int(subprocess.run(["id", "-u", USER], capture_output=True, text=True).stdout)
     assert report["uid"] == uid and report["gid"] != 0
     assert report["comm"] == "minigrad-kernel"  # a fork of the zygote, not a process of its own
+    assert report["ours"] == [], "the zygote imported a minigrad: the notebook's folder has its own"
     assert report["data"] == [3000000000, 3000000000] and report["nice"] == 7  # the asker's limits
     assert report["cwd"] == str(folder) and "/opt/lessons-lib" in report["path"]  # its folder, its PYTHONPATH
     assert report["private"] < 60 * 1024, f"{report['private']} KiB of its own: the imports are not shared"
