@@ -132,7 +132,7 @@ def _under_guards(guards, definition, functions, tree, filename):
     run is the reference's), the learner's kernel does."""
     name = definition.__name__
 
-    def report(construct, _filename, line):
+    def report(_kind, construct, _filename, line):
         _rejected[name] = f"`{construct}` at the cell of {name}, line {line} is not allowed in graded code"
 
     policy = guards.POLICIES.get(getattr(guards, "EXERCISE", None), {})

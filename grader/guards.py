@@ -28,9 +28,10 @@ run time against allowlists:
   ``getattr``/``hasattr`` go through the same guard, ``str.format`` through a formatter that does;
   a builtin left out is a NameError that says so (``_Builtins``).
 
-A denied access is reported to the grader before anything else happens (``report``: the construct,
-the cell, the line), so no ``except`` in learner code can hide it; the grader ends the submission
-"not graded" and flags it. Names the guards use are reserved: graded code cannot bind a name that
+A denied access is reported to the grader before anything else happens (``report``: its kind, the
+construct, the cell, the line), so no ``except`` in learner code can hide it; the grader ends the
+submission "not graded" and flags it (the learner's reason says the kind and the line, not the
+construct: verdicts.DENIALS). Names the guards use are reserved: graded code cannot bind a name that
 starts and ends with ``_``.
 """
 import ast
@@ -283,19 +284,20 @@ class Guards:
                 "_iter_unpack_sequence_": guarded_iter_unpack_sequence, "_unpack_sequence_": guarded_unpack_sequence,
                 "_print_": _Print}
 
-    def deny(self, construct):
-        """Report ``construct`` with the innermost frame of graded code that tried it, then raise."""
+    def deny(self, kind, construct):
+        """Report ``construct`` (of ``kind``: verdicts.DENIALS) with the innermost frame of graded code
+        that tried it, then raise."""
         frame = self._frame(1)
         while frame is not None and frame.f_code.co_filename not in self._files:
             frame = frame.f_back
         filename, line = (frame.f_code.co_filename, frame.f_lineno) if frame else ("", 0)
-        self._report(construct, filename, line)
+        self._report(kind, construct, filename, line)
         raise Denied(construct)
 
     # reading
     def getattr(self, obj, name, *default):
         if type(name) is not str:
-            self.deny(f"getattr({_describe(obj)}, {_describe(name)})")
+            self.deny("read", f"getattr({_describe(obj)}, {_describe(name)})")
         if name in ("format", "format_map") and type(obj) is str:
             return self._formatter.bound(obj, name)
         if not self._readable(obj, name):
@@ -308,14 +310,14 @@ class Guards:
                 return default[0]
             raise
         if type(obj).__name__ == "module" and not self._value_from_module(obj, value) and not self._standing_aside():
-            self.deny(f"{_describe(obj)}.{name}")
+            self.deny("read", f"{_describe(obj)}.{name}")
         if isinstance(obj, BaseException) and name == "args":
             return tuple(v if type(v) in (str, int, float, bool, type(None)) else str(v) for v in value)
         return value
 
     def hasattr(self, obj, name):
         if type(name) is not str:
-            self.deny(f"hasattr({_describe(obj)}, {_describe(name)})")
+            self.deny("read", f"hasattr({_describe(obj)}, {_describe(name)})")
         if not self._readable(obj, name):
             self._absent_or_denied(obj, name, (False,))
             return False
@@ -334,7 +336,7 @@ class Guards:
             if default:
                 return
             raise AttributeError(f"'{_describe(obj)}' object has no attribute '{name}'") from None
-        self.deny(f"{_describe(obj)}.{name}")
+        self.deny("read", f"{_describe(obj)}.{name}")
 
     def _standing_aside(self):
         return self._aside is not None and self._aside()
@@ -402,7 +404,7 @@ class Guards:
 
     def getitem(self, obj, key):
         if type(obj).__name__ == "module" and not self._standing_aside():
-            self.deny(f"{_describe(obj)}[...]")
+            self.deny("read", f"{_describe(obj)}[...]")
         return obj[key]
 
     # writing
@@ -441,7 +443,7 @@ class Guards:
     def metaclass(self, name, bases, namespace):
         for base in bases:
             if not (base is object or base in self._bases or base in self._learner_classes):
-                self.deny(f"class {name}({_describe(base)})")
+                self.deny("base", f"class {name}({_describe(base)})")
         meta = type(bases[0]) if bases else type
         cls = meta(name, bases, namespace)
         self._learner_classes.add(cls)
@@ -454,7 +456,7 @@ class Guards:
         allowed = name in self._allowed_imports or (top == "minigrad" and name not in HIDDEN_MINIGRAD) \
             or name in self._modules
         if level or not (allowed or self._standing_aside()):
-            self.deny(f"import {name}")
+            self.deny("import", f"import {name}")
         module = importlib.import_module(name)
         for member in fromlist or ():
             self.getattr(module, member)
@@ -524,7 +526,7 @@ class _Writer:
         if type(obj) in UNWRITABLE:
             return  # Python refuses the write itself (AttributeError, TypeError): an honest bug, not an attack
         if not guards.writable(obj, name):
-            guards.deny(f"{_describe(obj)}[...] = ..." if name is None else f"{_describe(obj)}.{name} = ...")
+            guards.deny("write", f"{_describe(obj)}[...] = ..." if name is None else f"{_describe(obj)}.{name} = ...")
 
 
 class _GuardedFormatter(string.Formatter):

@@ -20,8 +20,8 @@ within its reach. The learner's definitions come with their own text, for ``insp
                            data), whether it grades error messages word for word, and the exceptions
                            the learner's code raised meanwhile, as [type name, lines] (``raised_lines``)
     ["error", TEXT]        the current test cell raised
-    ["denied", CONSTRUCT, CELL, LINE]  graded code tried what its guards deny (``guards.py``), at
-                           line LINE of the cell with id CELL
+    ["denied", KIND, CONSTRUCT, CELL, LINE]  graded code tried what its guards deny (``guards.py``;
+                           KIND: read, write, import or base), at line LINE of the cell with id CELL
     ["done"]
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
@@ -94,8 +94,8 @@ def serve(lib, fd):
         told = [[_type(error).__name__, raised_lines(error)] for error in raised[:5]] if lib is minigrad else []
         send(["check", str(name), seen, message is True, told])
 
-    def report(construct, filename, line):
-        send(["denied", str(construct)[:200], filename.strip("<>"), int(line)])
+    def report(kind, construct, filename, line):
+        send(["denied", kind, str(construct)[:200], filename.strip("<>"), int(line)])
 
     learner_files = {code.co_filename for kind, code, _ in cells if kind == "solution"}
     if job["policy"] is None:  # torch's run of the reference solutions: trusted code, compiled unguarded

@@ -45,7 +45,7 @@ from .sandbox import Limits
 
 REFERENCE = Path(__file__).with_name("reference.py")
 RESULTS_BUDGET = 16 << 20  # bytes of results one run may send
-MESSAGE_KINDS = {"cell": 2, "check": 5, "error": 2, "denied": 4, "done": 1}
+MESSAGE_KINDS = {"cell": 2, "check": 5, "error": 2, "denied": 5, "done": 1}
 RESULTS_FORMAT = 3  # of the expected results cached in .course/expected: a new format recomputes them
 
 
@@ -86,20 +86,33 @@ def solution_cells(notebook, without_markers=False):
 
 
 class NotGraded(Exception):
-    """The learner's code is rejected before it runs: ``reason`` in the learner's words."""
+    """The learner's code is rejected before it runs: ``reason`` in the learner's words; ``detail``,
+    for the instructor's log only: what a run that was stopped tried (``Flagged``)."""
+
+    def __init__(self, reason, detail=None):
+        super().__init__(reason)
+        self.detail = detail
+
+
+DENIALS = {"read": "read what graded code may not read", "write": "wrote where graded code may not write",
+           "import": "imported what graded code may not import",
+           "base": "derived a class from one graded code may not derive from"}
+"""What a denial while graded code ran tells the learner, by its kind: fixed texts. What it tried is
+named by names learner code chose (its classes', its attributes'), in a run that may have reached
+hidden checks: that goes to the instructor's log only, never into the reason the learner sees."""
 
 
 class Flagged(Exception):
     """Graded code tried, while it ran, what its run-time guards deny (``guards.py``): ``run`` makes
-    it NotGraded, with the cell's number in the learner's notebook."""
+    it NotGraded, with the cell's number in the learner's notebook and the kind of denial."""
 
-    def __init__(self, construct, cell, line):
-        super().__init__(construct, cell, line)
-        self.construct, self.cell, self.line = construct, cell, line
+    def __init__(self, kind, construct, cell, line):
+        super().__init__(kind, construct, cell, line)
+        self.kind, self.construct, self.cell, self.line = kind, construct, cell, line
 
     def reason(self, numbers):
-        return (f"`{self.construct}` at cell {numbers.get(self.cell, 0)} line {self.line} is not allowed in graded "
-                "code (flagged: tried while it ran)")
+        return (f"graded code {DENIALS[self.kind]} at cell {numbers.get(self.cell, 0)} line {self.line} "
+                "(flagged: tried while it ran)")
 
 
 class Stopped(Exception):
@@ -196,7 +209,7 @@ def run(folder, cells, library, sandboxed=False, cell_timeout=None, budget=None,
         finished = server.finished()
     except Flagged as flagged:
         forkserver.discard()
-        raise NotGraded(flagged.reason(numbers or {})) from None
+        raise NotGraded(flagged.reason(numbers or {}), f"`{flagged.construct}`") from None
     except Stopped as stop:
         full = stop.how == "died" and server.finished() == "full"
         forkserver.discard()
@@ -285,7 +298,7 @@ def _collect(cells_write, payload, channel, cells, cell_timeout, budget):
                 current, since = message[1], time.monotonic()
                 continue
             if kind == "denied":
-                raise Flagged(message[1][:200], message[2], message[3])
+                raise Flagged(message[1], message[2][:200], message[3], message[4])
             test = results.get(cells[current]["id"]) if current >= 0 else None
             if test is None:
                 stop("garbled")
@@ -313,7 +326,8 @@ def _message(line):
             type(told) is list and len(told) == 2 and type(told[0]) is str and type(told[1]) is list
             and all(type(line) is str for line in told[1]) for told in message[4])):
         return None
-    if message[0] == "denied" and not (type(message[2]) is str and type(message[3]) is int):
+    if message[0] == "denied" and not (type(message[1]) is str and message[1] in DENIALS and type(message[2]) is str
+                                       and type(message[3]) is str and type(message[4]) is int):
         return None
     return message
 
@@ -521,6 +535,8 @@ class VerdictExecute(NbGraderPreprocessor):
                 left = max(self.budget - (time.monotonic() - start), 0.001)
                 actual.update(run(source_folder, cells, "minigrad", self._sandboxed(), self.timeout, left, numbers))
         except (NotGraded, Stopped) as error:
+            if getattr(error, "detail", None):
+                self.log.warning("%s, %s: flagged: %s", exercise, resources["nbgrader"]["student"], error.detail)
             not_graded(error.args[0] if isinstance(error, NotGraded) else STOPPED[error.how].format(
                 cell=numbers.get(error.cell, 0), timeout=self.timeout, budget=self.budget, size=RESULTS_BUDGET >> 20,
                 memory=Limits().memory_bytes >> 30, disk=Limits().file_bytes >> 20))

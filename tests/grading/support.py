@@ -26,9 +26,18 @@ import nbformat
 import pytest
 
 from grader.build import ROOT
+from grader.verdicts import DENIALS
 
 
 # --- submissions ---------------------------------------------------------------------------------
+
+
+def flagged(construct, cell, line):
+    """What grading tells the learner of ``construct``, denied while graded code ran: its kind and
+    where, never its names (verdicts.DENIALS); the construct itself is the NotGraded's ``detail``."""
+    kind = ("import" if construct.startswith("import ") else "write" if construct.endswith(" = ...")
+            else "base" if construct.startswith("class ") else "read")
+    return f"graded code {DENIALS[kind]} at cell {cell} line {line} (flagged: tried while it ran)"
 
 
 def max_score(root, exercise):

@@ -21,7 +21,7 @@ from grader import workflow
 from grader.build import ROOT, nbgrader_env
 from grader.devices import grading_device
 from grader.sandbox import check_available
-from support import EXERCISE, FULL, NOTEBOOK, RELEASE_PART, RIGHT, WRONG, reference_solutions, write_submission
+from support import EXERCISE, FULL, NOTEBOOK, RELEASE_PART, RIGHT, WRONG, flagged, reference_solutions, write_submission
 
 pytestmark = pytest.mark.skipif(bool(check_available()), reason=f"no sandbox here: {check_available()}")
 def solved(root, replace=None):
@@ -231,8 +231,7 @@ def test_a_patch_through_a_local_name_is_stopped_while_it_runs_and_flagged(catal
     run-time guard stops it at the write (grader/guards.py) and the instructor sees it flagged."""
     root, rows = catalog
     assert rows["patch-through-alias"]["status"] == "not graded"
-    assert rows["patch-through-alias"]["reason"] == (f"`torch.equal = ...` at cell {cell_number(root, RELEASE_PART)} "
-                                                     "line 3 is not allowed in graded code (flagged: tried while it ran)")
+    assert rows["patch-through-alias"]["reason"] == flagged("torch.equal = ...", cell_number(root, RELEASE_PART), 3)
 
 
 @pytest.mark.parametrize("student", ["print-fake-results", "edited-locked-test"])
@@ -415,8 +414,8 @@ def test_an_engine_that_lets_torch_autograd_do_the_work_is_stopped(tmp_path):
     reference = verdicts.solution_cells(source, without_markers=True)
     with pytest.raises(verdicts.NotGraded) as stopped:
         verdicts.run(folder, verdicts.plan(source, {**reference, "Mul": CHEATING_MUL}), "minigrad")
-    assert str(stopped.value) == ("`Tensor.requires_grad_` at cell 0 line 10 is not allowed in graded code "
-                                  "(flagged: tried while it ran)")
+    assert str(stopped.value) == flagged("Tensor.requires_grad_", 0, 10)
+    assert stopped.value.detail == "`Tensor.requires_grad_`"
 
 
 def test_storage_that_requires_grad_fails_the_checks_saying_why(tmp_path):
@@ -448,7 +447,7 @@ def exp_by_torch(reference, how):
 @pytest.mark.parametrize("how, outcome", [
     ("(found,) = torch.autograd.grad(leaf.exp(), leaf, grad._data)", "`torch.autograd` at cell 0 line 20"),
     ("leaf.exp().backward(grad._data)\n        found = leaf.grad",
-     "`Tensor.detach` at cell 0 line 19 is not allowed in graded code (flagged: tried while it ran)"),
+     flagged("Tensor.detach", 0, 19)),
 ])
 def test_an_exp_whose_backward_asks_torch_for_the_gradient_gets_no_points_for_it(tmp_path, how, outcome):
     """Exp's backward computed by torch's autograd on a private leaf: by name (torch.autograd) it is

@@ -82,7 +82,10 @@ def test_more_results_than_the_budget_stop_the_run(monkeypatch):
     b'{"t": {"checks": [], "error": null}}\n',  # not a message at all
     b'not json\n',
     b'[["cell"], 1]\n',
-], ids=["cell-out-of-order", "check-outside-a-test", "early-done", "not-a-message", "not-json", "odd-kind"])
+    b'["denied", "the hidden check wants 42", "x", "locked-1", 1]\n',  # a denial's kind is one of DENIALS
+    b'["denied", ["read"], "x", "locked-1", 1]\n',
+], ids=["cell-out-of-order", "check-outside-a-test", "early-done", "not-a-message", "not-json", "odd-kind",
+        "denial-of-no-kind", "denial-kind-not-text"])
 def test_what_the_grading_process_sends_is_checked_before_it_counts(message):
     """A cell that writes to the results pipe (what learner code would need an escape to do)."""
     plan = cells("x = 1", f"import os, sys\nos.write(int(sys.argv[-1]), {message!r})")
