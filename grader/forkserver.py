@@ -38,7 +38,8 @@ class Server:
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one message a send
         self.cgroup, self._ready = None, False
         shutil.copy(GUARDS, code)
-        argv = [sys.executable, "-B", shutil.copy(HARNESS, code), "--serve", str(theirs.fileno())]
+        argv = [sys.executable, "-B", shutil.copy(HARNESS, code), "--serve", str(theirs.fileno()),
+                str(_jobs_started)]
         if sandboxed:
             from .sandbox import Limits, MemoryCgroup, wrap
 
@@ -55,6 +56,7 @@ class Server:
         """A job for the next ready child: (where to write its cells, where to read its results)."""
         if not self._ready and self._next() != b"ready":
             raise NotReady
+        global _jobs_started
         self._ready = False
         cells_read, cells_write = os.pipe()
         results_read, results_write = os.pipe()
@@ -65,6 +67,7 @@ class Server:
         finally:
             os.close(cells_read)
             os.close(results_write)
+        _jobs_started += 1
         return cells_write, results_read
 
     def finished(self):
@@ -107,6 +110,9 @@ def _stamp(folder):
 
 
 _current = None
+_jobs_started = 0
+"""Jobs this process has handed to its servers: a fresh server is told how many, so that its first job
+gets the PID the next job of the server it replaces would have had (harness.fork_server)."""
 
 
 def server(folder, sandboxed):

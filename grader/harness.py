@@ -164,7 +164,7 @@ _USER_KEYRINGS = (-4, -5)  # KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRIN
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def fork_server(lib, control, isolated):
+def fork_server(lib, control, isolated, first_job=0):
     """Serve jobs from the grader over the socket ``control``: each is two file descriptors (the
     job's cells to read, its results pipe to write), run by a child forked for it; b"ready" goes back
     when the server can take the next one.
@@ -179,13 +179,19 @@ def fork_server(lib, control, isolated):
     Anything it cannot undo — a change there, an extended attribute, a System V IPC object or a key
     left, a process that survived, a tree too deep to walk — ends the server instead; the grader
     starts a fresh sandbox. A job that filled one of those folders is told to the grader (b"full")
-    before the server cleans up. The server is not dumpable, so no job can
+    before the server cleans up. PIDs too: job K of this grading process (``first_job`` counts those
+    before this server) gets PID ``_job_pid(K)`` of the sandbox's PID namespace whatever the jobs
+    before it did; the server takes the PIDs up to it (threads that end at once), and a job that
+    used more than ``PID_STRIDE`` (its processes and threads) ends the server. The server is not dumpable, so no job can
     ptrace it, read its memory or its file descriptors (the control socket) through /proc."""
     _libc.prctl(_PR_SET_DUMPABLE, 0)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     channel = socket.socket(fileno=control)
     folders = (os.getcwd(), "/tmp", "/dev/shm") if isolated else (os.getcwd(),)
     state, times, keys = _fingerprint(folders), _times(folders), _keyrings() if isolated else None
+    job = first_job
+    if isolated and not _next_pid_is(_job_pid(job)):
+        return
     channel.sendall(b"ready")
     while True:
         try:
@@ -213,7 +219,39 @@ def fork_server(lib, control, isolated):
             channel.sendall(b"full")  # the job wrote all a folder holds: the grader says so, then goes on
         if not _clean(folders, state, times, keys, isolated):
             return
+        job += 1
+        if isolated and not _next_pid_is(_job_pid(job)):
+            return
         channel.sendall(b"ready")
+
+
+PID_BASE, PID_STRIDE = 4096, 64
+"""Job K's PID is PID_BASE + K * PID_STRIDE (wrapping before the namespace's pid_max): above what a
+server's start takes, and room for a job's own threads and children (a compiler Triton runs, CUDA's
+threads); the server takes what a job left of its stride, a thread each (about 0.35 ms here)."""
+
+
+def _job_pid(job):
+    with open("/proc/sys/kernel/pid_max") as limit:
+        room = (int(limit.read()) - PID_BASE) // PID_STRIDE - 1
+    return PID_BASE + job % room * PID_STRIDE
+
+
+def _next_pid_is(pid):
+    """Take PIDs (a thread each, which ends at once) until the next process forked gets ``pid``; False
+    when the PIDs are already past it (a job took more than its stride)."""
+    import threading
+
+    while True:
+        with open("/proc/sys/kernel/ns_last_pid") as last:
+            taken = int(last.read())
+        if taken >= pid:
+            return False
+        if taken == pid - 1:
+            return True
+        thread = threading.Thread(target=int)
+        thread.start()
+        thread.join()
 
 
 def _clean(folders, state, times, keys, isolated):
@@ -341,4 +379,4 @@ if __name__ == "__main__":
     import minigrad as library
 
     torch.set_grad_enabled(False)  # torch's autograd does none of the learner's work (graded code can't turn it on)
-    fork_server(library, int(sys.argv[2]), "--isolated" in sys.argv)
+    fork_server(library, int(sys.argv[2]), "--isolated" in sys.argv, int(sys.argv[3]))

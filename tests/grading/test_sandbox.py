@@ -526,6 +526,20 @@ def test_the_next_job_finds_nothing_a_job_left(fresh, leaving):
     assert forkserver.server(FOLDER, True) is server and server.process.poll() is None
 
 
+@pytest.mark.parametrize("taking", [0, 5, 40])
+def test_a_jobs_pid_is_where_its_place_puts_it_whatever_the_job_before_took(fresh, taking):
+    """Processes and threads a job starts move the sandbox's PID counter, which the next job could read
+    (its own PID): none, a few, or more than a job's stride (harness.PID_STRIDE; that server ends and
+    a fresh one takes the PIDs up to the next job's place), the next job's PID is the same."""
+    from grader import harness
+
+    assert job(f"import os, threading\nfor _ in range({taking}):\n    pid = os.fork()\n    if pid == 0:\n"
+               "        os._exit(0)\n    os.waitpid(pid, 0)\n    thread = threading.Thread(target=int)\n"
+               "    thread.start()\n    thread.join()\nleft = True", seen="left")
+    place = forkserver._jobs_started
+    assert job("import os\nseen = os.getpid()", seen="seen") == harness.PID_BASE + place * harness.PID_STRIDE
+
+
 CHANGES = {
     "rlimit": "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (64, 64))",
     "nice": "os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)",
