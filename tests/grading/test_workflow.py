@@ -12,11 +12,13 @@ import sys
 
 import nbformat
 import pytest
+from nbconvert.filters import markdown2html
 from nbgrader.coursedir import CourseDirectory
 
 from grader import workflow
 from grader.build import ROOT, exercise_specs, nbgrader_env
 from grader.exchange import TrustedCollect
+from grader.feedback import _clean
 from grader.sandbox import check_available
 from support import PARTLY_WRONG, max_score, reference_solutions, submission_like
 
@@ -340,6 +342,20 @@ def test_autograde_and_status_say_when_nothing_was_collected(tmp_path):
         done = subprocess.run([sys.executable, "-m", "grader", *command], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600)
         assert (done.returncode, done.stdout) == (0, said), done.stderr
+
+
+def test_learner_html_keeps_data_only_as_an_image_and_no_id_or_script():
+    """Issue 36: a ``data:`` URL is a picture in an image, never a link (its page would be the
+    learner's HTML), however it is spelled; no learner id (the page's own ids, such as ``toc``, stay
+    the page's); scripts, handlers and ``javascript:`` links are gone; code keeps its colouring."""
+    image = "data:image/png;base64,iVBORw0KGgo="
+    text = _clean(f'<a href="data:text/html,<script>alert(1)</script>">a</a><a href="da&#10;ta:text/html,x">b</a>'
+                  f'<img src="{image}" alt="plot"><p id="toc">c</p><a href="javascript:alert(2)">d</a>'
+                  f'<img src="x" onerror="alert(3)"><script>alert(4)</script><a href="https://pytorch.org">e</a>')
+    assert text == (f'<a rel="noopener noreferrer">a</a><a rel="noopener noreferrer">b</a><img src="{image}" alt="plot">'
+                    '<p>c</p><a rel="noopener noreferrer">d</a><img src="x">'
+                    '<a href="https://pytorch.org" rel="noopener noreferrer">e</a>')
+    assert '<span class="kn">import</span>' in _clean(markdown2html("```python\nimport torch\n```"))
 
 
 def test_the_feedback_step_takes_the_html_exporters_config_without_a_warning(caplog):
