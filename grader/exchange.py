@@ -11,7 +11,9 @@ selection (the newest submission of each learner, or the newest before the due d
   names without an account (a course on one machine, where learners submit with ``--student``) are
   taken as nbgrader takes them;
 - it copies only folders and regular files that the submitting account owns: no link, device or
-  pipe, and no hard link to a file of someone else's, is followed into the instructor's copy.
+  pipe, and no hard link to a file of someone else's, is followed into the instructor's copy;
+- each entry is opened once, without following a link, and its copy is read from what was checked:
+  a learner who swaps a file for a link while collect runs gets the link refused, never its target.
 """
 import glob
 import os
@@ -54,23 +56,44 @@ class TrustedCollect(ExchangeCollect):
 
     def do_copy(self, src, dest, log=None):
         """nbgrader's copy (its size limit, ignore and include rules), without what is not the
-        submitting account's own: nothing is opened that is not a regular file of theirs."""
+        submitting account's own. The learner can change their folder while it is copied, so each
+        entry is opened once, without following a link, and what is checked (``fstat``) is what is
+        read: no swap between a check and a copy lets the instructor's rights read another file."""
         size = self.get_size(src)
         if size > 1000 * self.coursedir.max_dir_size:
             raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is "
                                f"{1000 * self.coursedir.max_dir_size}")
-        owner = os.lstat(src).st_uid
         nbgrader_rules = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
                                          max_file_size=self.coursedir.max_file_size, log=self.log)
+        folder = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            self._copy_folder(folder, src, dest, os.fstat(folder).st_uid, nbgrader_rules)
+        finally:
+            os.close(folder)
 
-        def ignore(folder, names):
-            foreign = set()
-            for name in names:
-                info = os.lstat(os.path.join(folder, name))
-                if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)) or info.st_uid != owner:
-                    self.log.warning("Not collected: %s (a link, a special file, or not the learner's own)",
-                                     os.path.join(folder, name))
-                    foreign.add(name)
-            return foreign | set(nbgrader_rules(folder, [name for name in names if name not in foreign]))
+    def _copy_folder(self, folder, path, dest, owner, nbgrader_rules):
+        """Copies the open folder ``folder`` (at ``path``) to ``dest``. Copies get the instructor's
+        default modes, not the learner's: no set-user-id file of the instructor's is made."""
+        os.mkdir(dest)
+        names = os.listdir(folder)
+        for name in sorted(set(names) - set(nbgrader_rules(path, names))):
+            try:  # O_NONBLOCK: opening a pipe does not wait for a writer
+                entry = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+            except OSError:  # a link (ELOOP), a socket, or gone
+                self._not_collected(os.path.join(path, name))
+                continue
+            try:
+                info = os.fstat(entry)
+                if info.st_uid != owner or not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+                    self._not_collected(os.path.join(path, name))
+                elif stat.S_ISDIR(info.st_mode):
+                    self._copy_folder(entry, os.path.join(path, name), os.path.join(dest, name), owner,
+                                      nbgrader_rules)
+                else:
+                    with os.fdopen(entry, "rb", closefd=False) as handle, open(os.path.join(dest, name), "xb") as copy:
+                        shutil.copyfileobj(handle, copy)
+            finally:
+                os.close(entry)
 
-        shutil.copytree(src, dest, ignore=ignore)
+    def _not_collected(self, path):
+        self.log.warning("Not collected: %s (a link, a special file, or not the learner's own)", path)

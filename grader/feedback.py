@@ -11,8 +11,9 @@ the feedback with the device the submission was graded on (from its outcome, ``r
 import ast
 import html
 import re
+from urllib.parse import urlsplit
 
-import bleach
+import nh3
 from nbconvert.filters import markdown2html
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_markdown_cell, new_output
@@ -79,7 +80,9 @@ def scenarios(source):
 TAGS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "pre", "code", "em", "strong", "b", "i", "ul", "ol", "li",
         "a", "blockquote", "table", "thead", "tbody", "tr", "th", "td", "img", "span", "div", "sub", "sup", "details",
         "summary"}
-ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt"], "*": ["class", "id"]}
+# class: markdown2html's code blocks are coloured by Pygments' classes (``<span class="k">``) and its
+# headings carry an ``anchor-link``; no id: a learner's would clash with the page's own (``toc``).
+ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt"}, "*": {"class"}}
 SCRIPTED = ("application/javascript", "text/javascript", "image/svg+xml")
 
 
@@ -87,7 +90,7 @@ class SanitizeLearnerText(Preprocessor):
     """Learner text as HTML without anything that runs: nbgrader's feedback and Formgrader templates
     render markdown cells and HTML outputs verbatim (nbconvert's ``sanitize_html`` holds for its own
     templates only), on the instructor's origin. Markdown cells become their HTML with only plain
-    tags and attributes kept (bleach); HTML outputs likewise; script and SVG outputs are dropped."""
+    tags and attributes kept (nh3); HTML outputs likewise; script and SVG outputs are dropped."""
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "markdown":
@@ -104,4 +107,16 @@ class SanitizeLearnerText(Preprocessor):
 
 
 def _clean(text):
-    return bleach.clean(text, tags=TAGS, attributes=ATTRIBUTES, protocols={"http", "https", "data"}, strip=True)
+    return nh3.clean(text, tags=TAGS, attributes=ATTRIBUTES, url_schemes={"http", "https", "data"},
+                     attribute_filter=_data_only_for_images)
+
+
+def _data_only_for_images(tag, attribute, value):
+    """nh3's schemes hold for every link: ``data:`` is kept only as an image's source (a picture
+    the learner's notebook embeds), never as a link, whose page would be the learner's HTML. The URL
+    is read as a browser reads it (``urlsplit`` drops tabs and newlines, and leading controls)."""
+    if attribute in ("href", "src"):
+        url = urlsplit(value)
+        if url.scheme == "data" and not (tag == "img" and url.path.startswith("image/")):
+            return None
+    return value

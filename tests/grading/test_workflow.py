@@ -3,15 +3,22 @@ fetch and submit with nbgrader's own commands, collect, autograde in parallel, a
 ends graded or "not graded: reason"; export writes the CSV and the histogram; feedback keeps hidden
 tests hidden."""
 import csv
+import multiprocessing
+import os
+import pwd
 import shutil
 import subprocess
 import sys
 
 import nbformat
 import pytest
+from nbconvert.filters import markdown2html
+from nbgrader.coursedir import CourseDirectory
 
 from grader import workflow
 from grader.build import ROOT, exercise_specs, nbgrader_env
+from grader.exchange import TrustedCollect
+from grader.feedback import _clean
 from grader.sandbox import check_available
 from support import PARTLY_WRONG, max_score, reference_solutions, submission_like
 
@@ -113,6 +120,65 @@ def test_collect_takes_no_submission_made_in_another_accounts_name_and_follows_n
     assert not (submitted / PLANTED).exists()
     assert (submitted / "ivy" / EXERCISE / f"{EXERCISE}.ipynb").is_file()
     assert not (submitted / "ivy" / EXERCISE / "answers.ipynb").exists()
+
+
+def _collector():
+    return TrustedCollect(coursedir=CourseDirectory())
+
+
+def test_collect_copies_an_honest_submission_whole_and_nothing_that_is_not_the_learners(tmp_path):
+    """A submission's files and folders are copied byte for byte; a link, a pipe (which must not
+    hang the copy) and a file of another account's (a hard link, say) are left out."""
+    submission = tmp_path / "submission"
+    (submission / "data" / "deeper").mkdir(parents=True)
+    files = {f"{EXERCISE}.ipynb": b'{"cells": []}', "data/table.csv": b"a,b\n1,2\n",
+             "data/deeper/weights.bin": bytes(range(256)) * 40}
+    for name, content in files.items():
+        (submission / name).write_bytes(content)
+    (submission / "link.ipynb").symlink_to(submission / f"{EXERCISE}.ipynb")
+    os.mkfifo(submission / "pipe")
+    (submission / "theirs.txt").write_text("someone else's")
+    os.chown(submission / "theirs.txt", pwd.getpwnam(PLANTED).pw_uid, -1)
+    _collector().do_copy(str(submission), str(tmp_path / "copy"))
+    copied = {path.relative_to(tmp_path / "copy").as_posix(): path.read_bytes()
+              for path in (tmp_path / "copy").rglob("*") if path.is_file()}
+    assert copied == files
+    assert sorted(path.name for path in (tmp_path / "copy").rglob("*") if path.is_dir()) == ["data", "deeper"]
+
+
+def test_collect_copies_no_file_swapped_for_a_link_while_it_runs(tmp_path):
+    """Issue 36: a learner who swaps their notebook for a link to a file only the instructor may read,
+    between collect's check and its copy, gets the link refused, never the file's content. The learner
+    is another process, as on a hub, so that both run at once."""
+    secret = tmp_path / "solutions.ipynb"
+    secret.write_text("THE INSTRUCTOR'S SOLUTIONS")
+    secret.chmod(0o600)
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    for number in range(100):  # more files: a wider window between check and copy
+        (submission / f"padding{number:03}.txt").write_text("padding")
+    notebook = submission / f"{EXERCISE}.ipynb"
+    notebook.write_text("the learner's own")
+
+    def swap():  # each made beside the folder and renamed in: the notebook is never missing
+        while True:
+            (tmp_path / "link").symlink_to(secret)
+            os.replace(tmp_path / "link", notebook)
+            (tmp_path / "own").write_text("the learner's own")
+            os.replace(tmp_path / "own", notebook)
+
+    learner = multiprocessing.get_context("fork").Process(target=swap, daemon=True)
+    learner.start()
+    seen = set()
+    try:
+        for number in range(300):
+            copy = tmp_path / f"copy{number}"
+            _collector().do_copy(str(submission), str(copy))
+            seen.add((copy / notebook.name).read_text() if (copy / notebook.name).exists() else "refused")
+            shutil.rmtree(copy)
+    finally:
+        learner.kill()
+    assert seen == {"the learner's own", "refused"}
 
 
 def test_every_submission_is_graded_or_not_graded_with_a_reason(course):
@@ -276,6 +342,20 @@ def test_autograde_and_status_say_when_nothing_was_collected(tmp_path):
         done = subprocess.run([sys.executable, "-m", "grader", *command], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600)
         assert (done.returncode, done.stdout) == (0, said), done.stderr
+
+
+def test_learner_html_keeps_data_only_as_an_image_and_no_id_or_script():
+    """Issue 36: a ``data:`` URL is a picture in an image, never a link (its page would be the
+    learner's HTML), however it is spelled; no learner id (the page's own ids, such as ``toc``, stay
+    the page's); scripts, handlers and ``javascript:`` links are gone; code keeps its colouring."""
+    image = "data:image/png;base64,iVBORw0KGgo="
+    text = _clean(f'<a href="data:text/html,<script>alert(1)</script>">a</a><a href="da&#10;ta:text/html,x">b</a>'
+                  f'<img src="{image}" alt="plot"><p id="toc">c</p><a href="javascript:alert(2)">d</a>'
+                  f'<img src="x" onerror="alert(3)"><script>alert(4)</script><a href="https://pytorch.org">e</a>')
+    assert text == (f'<a rel="noopener noreferrer">a</a><a rel="noopener noreferrer">b</a><img src="{image}" alt="plot">'
+                    '<p>c</p><a rel="noopener noreferrer">d</a><img src="x">'
+                    '<a href="https://pytorch.org" rel="noopener noreferrer">e</a>')
+    assert '<span class="kn">import</span>' in _clean(markdown2html("```python\nimport torch\n```"))
 
 
 def test_the_feedback_step_takes_the_html_exporters_config_without_a_warning(caplog):
