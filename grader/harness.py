@@ -182,8 +182,9 @@ def fork_server(lib, control, isolated, first_job=0):
     before the server cleans up. PIDs too: job K of this grading process (``first_job`` counts those
     before this server) gets PID ``_job_pid(K)`` of the sandbox's PID namespace whatever the jobs
     before it did; the server takes the PIDs up to it (threads that end at once), and a job that
-    used more than ``PID_STRIDE`` (its processes and threads) ends the server. The server is not dumpable, so no job can
-    ptrace it, read its memory or its file descriptors (the control socket) through /proc."""
+    used more than ``PID_STRIDE`` (its processes and threads) ends the server. The server is not
+    dumpable, so no job can ptrace it, read its memory or its file descriptors (the control socket)
+    through /proc."""
     _libc.prctl(_PR_SET_DUMPABLE, 0)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     channel = socket.socket(fileno=control)
