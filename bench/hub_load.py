@@ -7,8 +7,7 @@ For each N, all N learners start together and each, in a thread of its own, does
 with exercise 3: **spawn** their server (the hub's API), **fetch** the exercise (nbgrader's
 Assignment List API), **run** its first cells in a kernel (the setup check and the imports, over the
 kernel's websocket), **answer** (the reference solution saved into the notebook, as typing would),
-**validate** (the Validate button's request: the first waits for the learner's checker, which the
-answer's opening of the notebook started a moment before), validate
+**validate** (the Validate button's request, run in a fork of the machine's zygote), validate
 **again** and **submit**. It prints, per step, the median and 95th percentile of the wait and the
 failures; then the proportional memory (PSS) of each kind of process: with every server and kernel
 still alive, theirs (a kernel is a fork of the machine's zygote, grader/lab/course_zygote.py, and
