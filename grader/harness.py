@@ -177,7 +177,8 @@ def fork_server(lib, control, isolated, first_job=0):
     has a session keyring of its own), and checks what a process of the same uid can change of
     another: its rlimits (prlimit), nice value, CPU affinity, scheduling policy and I/O priority.
     Anything it cannot undo — a change there, an extended attribute, a System V IPC object or a key
-    left, a process that survived, a tree too deep to walk — ends the server instead; the grader
+    left, a mark in the network namespace (a socket, traffic on the loopback), a process that
+    survived, a tree too deep to walk — ends the server instead; the grader
     starts a fresh sandbox. A job that filled one of those folders is told to the grader (b"full")
     before the server cleans up. PIDs too: job K of this grading process (``first_job`` counts those
     before this server) gets PID ``_job_pid(K)`` of the sandbox's PID namespace whatever the jobs
@@ -189,7 +190,7 @@ def fork_server(lib, control, isolated, first_job=0):
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     channel = socket.socket(fileno=control)
     folders = (os.getcwd(), "/tmp", "/dev/shm") if isolated else (os.getcwd(),)
-    state, times, keys = _fingerprint(folders), _times(folders), _keyrings() if isolated else None
+    state, times, shared = _fingerprint(folders), _times(folders), _shared() if isolated else None
     job = first_job
     if isolated and not _next_pid_is(_job_pid(job)):
         return
@@ -218,7 +219,7 @@ def fork_server(lib, control, isolated, first_job=0):
         os.waitpid(pid, 0)
         if isolated and any(os.statvfs(folder).f_bavail == 0 for folder in folders):
             channel.sendall(b"full")  # the job wrote all a folder holds: the grader says so, then goes on
-        if not _clean(folders, state, times, keys, isolated):
+        if not _clean(folders, state, times, shared, isolated):
             return
         job += 1
         if isolated and not _next_pid_is(_job_pid(job)):
@@ -255,7 +256,7 @@ def _next_pid_is(pid):
         thread.join()
 
 
-def _clean(folders, state, times, keys, isolated):
+def _clean(folders, state, times, shared, isolated):
     """After a job: whether the server is as it was before it (see fork_server). Outside the sandbox
     (``isolated`` false: trusted code, as in the course's own tests) only the working folder is emptied."""
     if isolated:
@@ -275,7 +276,7 @@ def _clean(folders, state, times, keys, isolated):
             pass
         if any(len(open(f"/proc/sysvipc/{kind}").readlines()) > 1 for kind in ("shm", "sem", "msg")):
             return False
-        if _keyrings() != keys:
+        if _shared() != shared:
             return False
     try:
         for folder in folders:
@@ -284,6 +285,25 @@ def _clean(folders, state, times, keys, isolated):
         return _fingerprint(folders) == state
     except (OSError, RecursionError):  # a folder the job made unreadable, a file it may not delete, a tree too deep
         return False
+
+
+def _shared():
+    """What every process of the sandbox shares and the server cannot put back: the uid's keyrings
+    (emptied first), and the namespaces' own marks — the network's (its loopback's counters, its
+    protocols' statistics, its sockets, among them connections that stay in TIME_WAIT a minute after
+    their processes died) and the host name."""
+    network = []
+    for name in _NETWORK:
+        try:
+            with open(f"/proc/net/{name}", "rb") as table:
+                network.append(table.read())
+        except FileNotFoundError:  # a kernel without IPv6
+            network.append(None)
+    return _keyrings(), network, os.uname().nodename
+
+
+_NETWORK = ("dev", "snmp", "snmp6", "netstat", "tcp", "tcp6", "udp", "udp6", "raw", "raw6", "unix", "packet")
+"""The network namespace's tables (/proc/net): not ``sockstat``, whose memory counts are the machine's."""
 
 
 def _keyrings():

@@ -445,6 +445,7 @@ keyctl = ctypes.CDLL(None).syscall
 seen["marks"] = [path for path in (".", "/tmp", "/dev/shm")
                  if os.stat(path).st_mtime_ns == 12345 * 10**9 or os.listxattr(path)]
 seen["keys"] = [keyctl(250, 11, keyring, None, 0) for keyring in (-3, -4, -5)]  # KEYCTL_READ: session, user, user-session
+seen["network"] = [open(f"/proc/net/{table}").read() for table in ("dev", "snmp", "tcp", "unix")]
 """
 
 
@@ -546,6 +547,8 @@ CHANGES = {
     "affinity": "os.sched_setaffinity(os.getppid(), {min(os.sched_getaffinity(0))})",
     "scheduler": "os.sched_setscheduler(os.getppid(), os.SCHED_IDLE, os.sched_param(0))",
     "sysv-ipc": "import ctypes\nassert ctypes.CDLL(None).shmget(0, 4096, 0o1600) >= 0",  # IPC_PRIVATE, IPC_CREAT
+    "network": "import socket\nserver = socket.create_server(('127.0.0.1', 0))\n"
+               "client = socket.create_connection(server.getsockname())\nserver.accept()[0].close()\nclient.close()",
     "stopped": "import signal\nos.kill(os.getppid(), signal.SIGSTOP)",
     "killed": "import signal\nos.kill(os.getppid(), signal.SIGKILL)",
 }
