@@ -13,7 +13,8 @@ selection (the newest submission of each learner, or the newest before the due d
 - it copies only folders and regular files that the submitting account owns: no link, device or
   pipe, and no hard link to a file of someone else's, is followed into the instructor's copy;
 - each entry is opened once, without following a link, and its copy is read from what was checked:
-  a learner who swaps a file for a link while collect runs gets the link refused, never its target.
+  a learner who swaps a file for a link while collect runs gets the link refused, never its target;
+  the size limit (nbgrader's ``max_dir_size``) is counted on what is read, not on a walk by path.
 """
 import glob
 import os
@@ -59,15 +60,16 @@ class TrustedCollect(ExchangeCollect):
         submitting account's own. The learner can change their folder while it is copied, so each
         entry is opened once, without following a link, and what is checked (``fstat``) is what is
         read: no swap between a check and a copy lets the instructor's rights read another file."""
-        size = self.get_size(src)
-        if size > 1000 * self.coursedir.max_dir_size:
-            raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is "
-                               f"{1000 * self.coursedir.max_dir_size}")
         nbgrader_rules = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
                                          max_file_size=self.coursedir.max_file_size, log=self.log)
         folder = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        self._left = 1000 * self.coursedir.max_dir_size
         try:
             self._copy_folder(folder, src, dest, os.fstat(folder).st_uid, nbgrader_rules)
+        except _TooBig:
+            shutil.rmtree(dest)
+            raise RuntimeError(f"Directory size is too big. Size is over {1000 * self.coursedir.max_dir_size}, "
+                               f"maximum size is {1000 * self.coursedir.max_dir_size}") from None
         finally:
             os.close(folder)
 
@@ -91,9 +93,22 @@ class TrustedCollect(ExchangeCollect):
                                       nbgrader_rules)
                 else:
                     with os.fdopen(entry, "rb", closefd=False) as handle, open(os.path.join(dest, name), "xb") as copy:
-                        shutil.copyfileobj(handle, copy)
+                        self._copy_file(handle, copy)
             finally:
                 os.close(entry)
 
+    def _copy_file(self, source, copy):
+        """Copy what ``source`` holds, counted against the submission's size limit as it is read
+        (nbgrader's ``get_size`` walks the folder by path first: a learner racing it could make it fail)."""
+        while chunk := source.read(min(1 << 20, self._left + 1)):
+            self._left -= len(chunk)
+            if self._left < 0:
+                raise _TooBig
+            copy.write(chunk)
+
     def _not_collected(self, path):
         self.log.warning("Not collected: %s (a link, a special file, or not the learner's own)", path)
+
+
+class _TooBig(Exception):
+    """A submission over nbgrader's ``max_dir_size``."""

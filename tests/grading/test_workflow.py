@@ -146,10 +146,26 @@ def test_collect_copies_an_honest_submission_whole_and_nothing_that_is_not_the_l
     assert sorted(path.name for path in (tmp_path / "copy").rglob("*") if path.is_dir()) == ["data", "deeper"]
 
 
+def test_collect_refuses_a_submission_over_the_size_limit_counting_what_it_reads(tmp_path):
+    """nbgrader's ``max_dir_size`` (in kB), counted on the bytes read from the descriptors copied: a
+    folder over it is refused with nbgrader's error, and nothing of it is left in the copy."""
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / f"{EXERCISE}.ipynb").write_bytes(b"x" * 600)
+    (submission / "data.bin").write_bytes(b"y" * 600)
+    collector = TrustedCollect(coursedir=CourseDirectory(max_dir_size=1))
+    with pytest.raises(RuntimeError, match="^Directory size is too big. Size is over 1000, maximum size is 1000$"):
+        collector.do_copy(str(submission), str(tmp_path / "copy"))
+    assert not (tmp_path / "copy").exists()
+    (submission / "data.bin").write_bytes(b"y" * 400)
+    collector.do_copy(str(submission), str(tmp_path / "copy"))
+    assert sorted(path.name for path in (tmp_path / "copy").iterdir()) == ["data.bin", f"{EXERCISE}.ipynb"]
+
+
 def test_collect_copies_no_file_swapped_for_a_link_while_it_runs(tmp_path):
     """Issue 36: a learner who swaps their notebook for a link to a file only the instructor may read,
-    between collect's check and its copy, gets the link refused, never the file's content. The learner
-    is another process, as on a hub, so that both run at once."""
+    between collect's check and its copy, gets the link refused, never the file's content: 1,000
+    swaps, during 100 copies at least. The learner is another process, as on a hub, so that both run at once."""
     secret = tmp_path / "solutions.ipynb"
     secret.write_text("THE INSTRUCTOR'S SOLUTIONS")
     secret.chmod(0o600)
@@ -160,22 +176,26 @@ def test_collect_copies_no_file_swapped_for_a_link_while_it_runs(tmp_path):
     notebook = submission / f"{EXERCISE}.ipynb"
     notebook.write_text("the learner's own")
 
+    swaps = multiprocessing.get_context("fork").Value("q", 0)
+
     def swap():  # each made beside the folder and renamed in: the notebook is never missing
         while True:
             (tmp_path / "link").symlink_to(secret)
             os.replace(tmp_path / "link", notebook)
             (tmp_path / "own").write_text("the learner's own")
             os.replace(tmp_path / "own", notebook)
+            swaps.value += 1
 
     learner = multiprocessing.get_context("fork").Process(target=swap, daemon=True)
     learner.start()
-    seen = set()
+    seen, copies = set(), 0
     try:
-        for number in range(300):
-            copy = tmp_path / f"copy{number}"
+        while swaps.value < 1000 or copies < 100:
+            copy = tmp_path / f"copy{copies}"
             _collector().do_copy(str(submission), str(copy))
             seen.add((copy / notebook.name).read_text() if (copy / notebook.name).exists() else "refused")
             shutil.rmtree(copy)
+            copies += 1
     finally:
         learner.kill()
     assert seen == {"the learner's own", "refused"}
