@@ -40,7 +40,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # nbgrader's DeduplicateIds and add_missing_cells, which fail on them with a KeyError.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput", "grader.repair.RestoreCells", "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells", "nbgrader.preprocessors.CheckCellMetadata"]
+    "nbgrader.preprocessors.OverwriteCells", "grader.metadata.CheckCellMetadata"]
 c.RestoreCells.release_directory = os.path.join(ROOT, "exercises")
 c.Execute.timeout = 120  # seconds per cell, when a learner presses Validate
 c.Validator.width = 108  # a check's report has lines of up to 100 characters: `nbgrader validate` cuts none
@@ -52,7 +52,7 @@ c.Autograde.autograde_preprocessors = [
     "grader.verdicts.VerdictExecute", "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata", "grader.verdicts.RecordOutcome"]
+    "grader.metadata.CheckCellMetadata", "grader.verdicts.RecordOutcome"]
 c.VerdictExecute.course_root = ROOT
 c.VerdictExecute.timeout = 30  # seconds a cell may run while graded
 c.VerdictExecute.budget = 120  # seconds all its cells may run together (a reference run takes about 5)

@@ -2,6 +2,7 @@
 fetch and submit with nbgrader's own commands, collect, autograde in parallel, and every submission
 ends graded or "not graded: reason"; export writes the CSV and the histogram; feedback keeps hidden
 tests hidden."""
+import copy
 import csv
 import multiprocessing
 import os
@@ -387,3 +388,30 @@ def test_the_feedback_step_takes_the_html_exporters_config_without_a_warning(cap
 
     HTMLExporter().register_preprocessor(HideHiddenTests, enabled=True)
     assert [record.getMessage() for record in caplog.records] == []
+
+
+@pytest.mark.parametrize("corrupt", [None, ("points", "many"), ("grade_id", 7), ("solution", None),
+                                     ("schema_version", 1), ("schema_version", 9), ("grade", True)])
+def test_our_cell_metadata_check_decides_as_nbgraders(corrupt):
+    """grader/metadata.py validates with the schema's validator built once: on the released notebook,
+    intact or with one cell's metadata corrupted, it passes or fails as nbgrader's own check, saying
+    the same (nbgrader's log shows the error it caught)."""
+    from nbgrader.nbgraderformat import ValidationError
+    from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheck
+
+    from grader.metadata import CheckCellMetadata
+
+    notebook = nbformat.read(ROOT / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+    if corrupt:
+        graded = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("solution"))
+        graded.metadata.nbgrader[corrupt[0]] = corrupt[1]
+    outcomes = []
+    for check in (NbgraderCheck(), CheckCellMetadata()):
+        try:
+            check.preprocess(copy.deepcopy(notebook), {})
+            outcomes.append("valid")
+        except Exception as error:  # noqa: BLE001 - what each raises is what is compared
+            cause = error.__context__
+            outcomes.append((type(error), str(error), type(cause), str(cause)))
+    assert outcomes[0] == outcomes[1]
+    assert (outcomes[0] == "valid") == (corrupt is None)
