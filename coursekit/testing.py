@@ -93,8 +93,9 @@ def assert_same(scenario, *args, close=False):
 def graded(definition):
     """Check, in the learner's kernel, the cell that defined ``definition`` (a function or class) as
     grading will, and give it back as grading runs it. The grader's checks are staged beside each
-    exercise's minigrad (``graded_code.py``, ``guards.py``: the grader's, not the engine's); where
-    they are not at hand (a lesson, the test suite), the definition comes back as it is.
+    exercise's minigrad (``inside/``: the grader's, not the engine's, with the exercise's policy in
+    ``policy.json``); where they are not at hand (a lesson, the test suite), the definition comes
+    back as it is.
 
     First the static check: a construct grading rejects fails every check after it, so Validate
     names it before the learner submits. Then the cell's definitions made anew under the run-time
@@ -102,8 +103,7 @@ def graded(definition):
     it too, named as grading names it. Grading itself gives the definition back as it is (it
     compiled it under the guards already)."""
     try:
-        import graded_code
-        import guards
+        from inside import graded_code, guards
     except ImportError:
         return definition
     functions = [definition] if hasattr(definition, "__code__") else [
@@ -135,7 +135,10 @@ def _under_guards(guards, definition, functions, tree, filename):
     def report(_kind, construct, _filename, line):
         _rejected[name] = f"`{construct}` at the cell of {name}, line {line} is not allowed in graded code"
 
-    policy = guards.POLICIES.get(getattr(guards, "EXERCISE", None), {})
+    from inside.policy import POLICY_FILE
+
+    with open(os.path.join(os.path.dirname(os.path.dirname(guards.__file__)), POLICY_FILE)) as file:
+        policy = json.load(file)  # staged beside the guards, for their exercise
     namespace = guards.Guards(policy, report, {filename}, sys._getframe, aside=lambda: _with_torch).namespace()
     cell_globals = next(f.__globals__ for f in functions if hasattr(f, "__globals__"))
     namespace.update({key: value for key, value in cell_globals.items()
@@ -327,7 +330,7 @@ def raised_lines(error):
     told = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
     if isinstance(error, NotImplementedError) and not text:
         told += " (a part not written yet)"
-    guards = sys.modules.get("guards")
+    guards = sys.modules.get("inside.guards")
     not_theirs = _LIBRARIES + ((guards.__file__,) if guards else ())
     frames = []
     for frame, line_number in traceback.walk_tb(error.__traceback__):

@@ -8,9 +8,13 @@ For each exercise grader/exercises/exN_name.py:
                                       the staged package: parts of exercise N and later are stubs
   {solutions,exercises}/exN_name/coursekit/
                                       the course's tools beside it (the checks, the pictures)
-  {solutions,exercises}/exN_name/{graded_code,guards}.py
-                                      the grader's static check and run-time guards, which
-                                      ``graded(...)`` applies in the learner's kernel as grading does
+  {solutions,exercises}/exN_name/inside/
+                                      what runs beside learner code (grader/inside/: the harness,
+                                      the static check, the run-time guards and their policy)
+  {solutions,exercises}/exN_name/policy.json
+                                      the exercise's guard policy, which ``graded(...)`` applies with
+                                      the static check and the guards in the learner's kernel, as
+                                      grading does
   exercises/exN_name/expected.json    the reference's results of the from-reference checks, which
                                       Validate compares with (``verdicts.stage_expectations``)
 
@@ -30,7 +34,8 @@ import nbformat
 
 from .notebooks import build_notebook
 from . import parts, verdicts
-from .parts import exercise_specs, find_parts
+from .inside.policy import POLICY_FILE
+from .parts import STAGED, exercise_specs, find_parts
 
 ROOT = Path(__file__).resolve().parent.parent
 DERIVED = ("solutions", "exercises")
@@ -102,8 +107,8 @@ def _differences(root, scratch):
 
 
 def _files(folder):
-    """The committed derived files under a folder: not the READMEs (written by hand), nor the staged
-    packages (build outputs)."""
+    """The committed derived files under a folder: not the READMEs (written by hand), nor what is
+    staged beside each notebook (build outputs)."""
+    staged = {(name,) for name in (*STAGED, POLICY_FILE, verdicts.EXPECTATIONS)}
     return {p.relative_to(folder) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in (("minigrad",), ("coursekit",), ("guards.py",),
-                                                                   ("graded_code.py",), (verdicts.EXPECTATIONS,))}
+            and p.name != "README.md" and p.relative_to(folder).parts[1:2] not in staged}

@@ -1,5 +1,6 @@
-"""The grader's side of ``harness.fork_server``: a grading process that imported torch and the
-staged minigrad once, and forks a fresh process per submission.
+"""The grader's side of ``inside.harness.fork_server``: a grading process that imported torch and the
+staged minigrad once, and forks a fresh process per submission. It runs the exercise's staged
+folders (``parts.STAGED``: minigrad, coursekit and the grader's ``inside``), copied into the sandbox.
 
 Starting Python and importing torch is 1.2 s of the 1.5 s a submission's run takes here; a worker
 grading one exercise pays it once. Each worker keeps one server (one sandbox, with its own uid),
@@ -16,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-HARNESS = Path(__file__).with_name("harness.py")
-GUARDS = Path(__file__).with_name("guards.py")
+from .parts import STAGED
+
 READY_SECONDS = 60  # for a fresh server to import torch and minigrad, or a used one to clean up after a job
 
 
@@ -33,22 +34,22 @@ class Server:
         self._scratch = tempfile.TemporaryDirectory(prefix="minigrad-grading-")
         code, work = Path(self._scratch.name) / "code", Path(self._scratch.name) / "work"
         work.mkdir()
-        for package in ("minigrad", "coursekit"):
+        for package in STAGED:
             shutil.copytree(Path(folder) / package, code / package, ignore=shutil.ignore_patterns("__pycache__"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one message a send
         self.cgroup, self._ready = None, False
-        shutil.copy(GUARDS, code)
-        argv = [sys.executable, "-B", shutil.copy(HARNESS, code), "--serve", str(theirs.fileno()),
-                str(_jobs_started)]
+        # the staged packages alone on the path (-P: not the working folder, which jobs write)
+        argv = [sys.executable, "-B", "-P", "-m", "inside.harness", "--serve", str(theirs.fileno()), str(_jobs_started)]
+        path = {"PYTHONPATH": str(code)}
         if sandboxed:
             from .sandbox import Limits, MemoryCgroup, wrap
 
             self.cgroup = MemoryCgroup.create(Limits().memory_bytes)
-            argv = wrap(argv + ["--isolated"], work, Limits(), [code], private=True, cgroup=self.cgroup)
+            argv = wrap(argv + ["--isolated"], work, Limits(), [code], env=path, private=True, cgroup=self.cgroup)
         try:
             self.process = subprocess.Popen(argv, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                                            start_new_session=True)
+                                            start_new_session=True, env={**os.environ, **path})
         finally:
             theirs.close()
 
@@ -106,7 +107,7 @@ class Server:
 def _stamp(folder):
     """The staged packages as they are now: a server serves only the ones it imported."""
     return str(folder), tuple(sorted((str(p), p.stat().st_mtime_ns)
-                                     for package in ("minigrad", "coursekit") for p in (folder / package).rglob("*.py")))
+                                     for package in STAGED for p in (folder / package).rglob("*.py")))
 
 
 _current = None

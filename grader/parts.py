@@ -13,11 +13,14 @@ staged packages hold the region without those blocks (minigrad as it was before 
 """
 import ast
 import hashlib
+import json
 import re
 import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+from .inside.policy import POLICIES, POLICY_FILE
 
 MARK = re.compile(r"^(?P<indent>[ ]*)# (?P<kind>BEGIN|END) EXERCISE (?P<exercise>\d+)\n", re.M)
 NEW = re.compile(r"^[ ]*# BEGIN NEW IN EXERCISE (?P<exercise>\d+)\n(?P<code>.*?)^[ ]*# END NEW IN EXERCISE (?P=exercise)\n",
@@ -147,6 +150,13 @@ def exercise_number(spec):
     return int(spec.stem.split("_")[0][2:])
 
 
+STAGED = {"minigrad": "minigrad", "coursekit": "coursekit", "inside": "grader/inside"}
+"""The folders staged beside each exercise's notebook, by name, from where in the course (minigrad with
+the exercise's parts stubbed): the learner's kernel imports them, and they are all the grading
+sandbox holds (``forkserver`` copies them there from the staged exercise): the engine, the course's
+checks, and what runs beside learner code (``grader/inside/``)."""
+
+
 def stage(root):
     """Stage each exercise's package into solutions/ and exercises/, unless the staged copies were
     made from the same sources (minigrad/, coursekit/ and grader/, checksummed into .course/staged).
@@ -160,14 +170,15 @@ def stage(root):
     if stamp.exists() and stamp.read_text() == sources.hexdigest() and all(t.is_dir() for t, _ in targets):
         return False
     for target, number in targets:
-        stage_package(root / "minigrad", target, number)
-        shutil.copytree(root / "coursekit", target.parent / "coursekit", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for name, source in STAGED.items():
+            if name == "minigrad":
+                stage_package(root / source, target, number)
+            else:
+                shutil.rmtree(target.parent / name, ignore_errors=True)
+                shutil.copytree(root / source, target.parent / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         # graded(...) checks Validate as grading does: the grader's static check, and its run-time
-        # guards with the policy of the exercise they are staged for
-        shutil.copy(root / "grader" / "graded_code.py", target.parent)
-        text = (root / "grader" / "guards.py").read_text()
-        (target.parent / "guards.py").write_text(f"{text}\n\nEXERCISE = {target.parent.name!r}  # staged for it\n")
+        # guards with the policy of the exercise they are staged for, as data
+        (target.parent / POLICY_FILE).write_text(json.dumps(POLICIES.get(target.parent.name, {})))
     stamp.parent.mkdir(exist_ok=True)
     stamp.write_text(sources.hexdigest())
     return True

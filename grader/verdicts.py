@@ -5,8 +5,8 @@ nbgrader gives a test cell its points when the cell runs without an error in the
 ``VerdictExecute`` (in nbgrader's autograde pipeline, in place of its Execute) runs the exercise's
 checks in two processes that never meet: with torch and the reference solutions (``reference.py``:
 the expected results, once per exercise), and, in the sandbox, with minigrad and the learner's
-*definitions* (``harness.py``, in a process a worker's grading server forks for it: ``forkserver.py``),
-after ``minigrad.graded_code`` checked them. The grader compiles every cell
+*definitions* (``inside/harness.py``, in a process a worker's grading server forks for it: ``forkserver.py``),
+after ``inside/graded_code.py`` checked them. The grader compiles every cell
 itself and sends the code in; the learner's process sends back, check by check, what it saw, over a
 pipe read while it runs, within a time and size budget the grader enforces. A test cell passes when
 both runs saw the same results for every check and neither raised; the cell gets "passed" or an
@@ -38,9 +38,11 @@ from traitlets import Bool, Integer, Unicode
 
 from coursekit.testing import difference, labels_of, nearly_equal, parts_of, without_messages
 
-from . import forkserver, guards, records
+from . import forkserver, records
 from .devices import grading_device
-from .graded_code import definitions, violation
+from .inside import guards
+from .inside.graded_code import definitions, violation
+from .inside.policy import POLICIES
 from .sandbox import Limits
 
 REFERENCE = Path(__file__).with_name("reference.py")
@@ -128,7 +130,7 @@ def compiled(cells, numbers=None, exercise="", guarded=True):
     """The plan as the job the grading process runs: learner cells reduced to their definitions,
     checked (NotGraded names a construct graded code may not contain, at its cell ``numbers[id]``
     of the learner's notebook) and, when ``guarded`` (not for torch's run of the reference
-    solutions, which hands them torch's objects), compiled under run-time guards (``guards.py``)
+    solutions, which hands them torch's objects), compiled under run-time guards (``inside/guards.py``)
     with the guard policy of ``exercise``. A cell that does not parse defines nothing, as in a kernel.
 
     Each cell is (kind, code, text): the text of a solution cell's definitions (its other lines
@@ -159,7 +161,7 @@ def compiled(cells, numbers=None, exercise="", guarded=True):
         except SyntaxError as refused:
             line = text.splitlines()[refused.lineno - 1].strip()[:80]
             raise NotGraded(f"`{line}` at {where} line {refused.lineno} is not allowed in graded code") from None
-    return marshal.dumps({"policy": guards.POLICIES.get(exercise, {}) if guarded else None, "cells": code})
+    return marshal.dumps({"policy": POLICIES.get(exercise, {}) if guarded else None, "cells": code})
 
 
 def _kept_lines(source, tree):
@@ -310,7 +312,7 @@ def _collect(cells_write, payload, channel, cells, cell_timeout, budget):
 
 
 def _message(line):
-    """A message from the grading process, or None when it is not one (see harness.py)."""
+    """A message from the grading process, or None when it is not one (see inside/harness.py)."""
     try:
         message = json.loads(line)
     except ValueError:

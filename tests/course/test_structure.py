@@ -67,6 +67,25 @@ def test_architecture_names_every_module_and_only_what_exists():
     assert not gone, f"ARCHITECTURE.md names what does not exist: {gone}"
 
 
+def test_what_runs_beside_learner_code_imports_nothing_of_the_grader():
+    """grader/inside/ is staged beside each exercise's minigrad and copied from there into the sandbox
+    (``parts.STAGED``), where the rest of the grader is not: its modules import one another
+    relatively, and nothing else of the grader's, by any name it has (``grader.verdicts``,
+    ``..verdicts``, or ``verdicts`` with grader/ on the path)."""
+    grader = {"grader"} | {path.stem for path in (ROOT / "grader").iterdir()}
+    found = []
+    for path in (ROOT / "grader" / "inside").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                names = [] if node.level == 1 else ["." * node.level + (node.module or "")]
+            else:
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.relative_to(ROOT)}: {name}" for name in names
+                      if name.startswith("..") or name.split(".")[0] in grader]
+    assert not found, found
+
+
 def test_no_test_module_imports_another():
     """Tests share helpers through a support module (tests/grading/support.py; the engine's tests use
     coursekit.testing), never by importing another test module."""

@@ -3,7 +3,7 @@ check of exercise 4's view of a leaf was, line for line, in ``Tensor._edited_in_
 
 **The release** of exercise N: every file of ``exercises/<exercise>/`` that ``release`` sends (what
 nbgrader's ``CourseDirectory.ignore`` leaves): each cell of the notebook, the staged ``minigrad/``
-and ``coursekit/``, ``guards.py``, ``graded_code.py``, the stubs' own text included (a docstring
+and ``coursekit/``, ``inside/``, ``policy.json``, the stubs' own text included (a docstring
 must not spell a line out either). It must hold no answer of exercise N, nor of a later exercise; an
 earlier exercise's parts are reference code there (the learner wrote them).
 

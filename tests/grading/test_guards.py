@@ -1,5 +1,5 @@
-"""Graded code under run-time guards (grader/guards.py): one submission per attack class, each written
-so that the static check (grader/graded_code.py) lets it through, each ending "not graded" with
+"""Graded code under run-time guards (grader/inside/guards.py): one submission per attack class, each written
+so that the static check (grader/inside/graded_code.py) lets it through, each ending "not graded" with
 the construct, the cell and the line it was tried at — and the honest submissions keep their grades.
 
 Each hostile body runs inside exercise 3's ``_release_saved`` (grading runs the learner's
@@ -13,7 +13,7 @@ import pytest
 from grader import verdicts
 from grader.build import ROOT
 from grader.devices import grading_device
-from grader.graded_code import definitions, violation
+from grader.inside.graded_code import definitions, violation
 from support import flagged
 
 EXERCISE = "ex3_freeing"
@@ -169,30 +169,30 @@ def test_a_name_graded_code_binds_itself_is_not_the_builtin(exercise, cell):
 
 def test_validate_says_a_builtin_is_not_allowed_as_grading_does(tmp_path, monkeypatch):
     """``graded(...)`` remakes a learner's cell under the same guards in their kernel (with the grader's
-    checks staged beside minigrad as top-level modules, loaded here the same way)."""
-    import importlib.util
+    ``inside/`` and the exercise's policy staged beside minigrad, found here as the kernel finds them:
+    the exercise's folder on the path)."""
     import sys
 
     from coursekit.testing import graded
 
-    for name in ("graded_code", "guards"):
-        spec = importlib.util.spec_from_file_location(name, ROOT / "grader" / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.syspath_prepend(str(ROOT / "solutions" / EXERCISE))
     cell = tmp_path / "cell.py"
     cell.write_text("def key(node):\n    return id(node)\n\n\ndef own_key(node):\n    id = len\n    return id(node)\n")
     learner = {}
     exec(compile(cell.read_text(), str(cell), "exec"), learner)  # noqa: S102 - as the kernel runs the cell
-    with pytest.raises(NameError) as raised:
-        graded(learner["key"])([1, 2])
-    assert f"{type(raised.value).__name__}: {raised.value}" == NOT_ALLOWED_BUILTIN
-    assert graded(learner["own_key"])([1, 2]) == 2
+    try:
+        with pytest.raises(NameError) as raised:
+            graded(learner["key"])([1, 2])
+        assert f"{type(raised.value).__name__}: {raised.value}" == NOT_ALLOWED_BUILTIN
+        assert graded(learner["own_key"])([1, 2]) == 2
+    finally:  # no later test finds the staged copy imported
+        for name in [name for name in sys.modules if name.split(".")[0] == "inside"]:
+            del sys.modules[name]
 
 
 def test_validate_names_a_denied_construct_as_grading_does(tmp_path):
     """``graded(...)`` in the plug cells remakes the learner's definitions under the same guards in
-    their kernel (guards.py is staged beside the exercise's minigrad), so Validate says what grading
+    their kernel (inside/ is staged beside the exercise's minigrad), so Validate says what grading
     will: the construct, the cell and its line."""
     import subprocess
     import sys
@@ -219,7 +219,8 @@ def test_a_part_keeps_a_record_of_its_own_naming_but_sets_nothing_of_minigrads()
     exercise 8's early stop may be an ``Exception`` of the learner's own, no other exercise's."""
     import sys
 
-    from grader.guards import POLICIES, Denied, Guards
+    from grader.inside.guards import Denied, Guards
+    from grader.inside.policy import POLICIES
     from minigrad.grad_mode import _Mode, no_grad
     from minigrad.utils.checkpoint import _Frame
 

@@ -228,7 +228,7 @@ def test_code_that_reaches_the_grader_or_runs_while_defined_is_rejected(catalog,
 
 def test_a_patch_through_a_local_name_is_stopped_while_it_runs_and_flagged(catalog):
     """``t = torch; t.equal = ...`` passes the static check (``t`` is not an imported name); the
-    run-time guard stops it at the write (grader/guards.py) and the instructor sees it flagged."""
+    run-time guard stops it at the write (grader/inside/guards.py) and the instructor sees it flagged."""
     root, rows = catalog
     assert rows["patch-through-alias"]["status"] == "not graded"
     assert rows["patch-through-alias"]["reason"] == flagged("torch.equal = ...", cell_number(root, RELEASE_PART), 3)

@@ -532,7 +532,7 @@ def test_a_jobs_pid_is_where_its_place_puts_it_whatever_the_job_before_took(fres
     """Processes and threads a job starts move the sandbox's PID counter, which the next job could read
     (its own PID): none, a few, or more than a job's stride (harness.PID_STRIDE; that server ends and
     a fresh one takes the PIDs up to the next job's place), the next job's PID is the same."""
-    from grader import harness
+    from grader.inside import harness
 
     assert job(f"import os, threading\nfor _ in range({taking}):\n    pid = os.fork()\n    if pid == 0:\n"
                "        os._exit(0)\n    os.waitpid(pid, 0)\n    thread = threading.Thread(target=int)\n"

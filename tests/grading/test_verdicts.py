@@ -1,5 +1,5 @@
-"""The grading process and what the grader trusts of it (grader/verdicts.py, grader/harness.py), and
-the static check of graded code (minigrad/graded_code.py).
+"""The grading process and what the grader trusts of it (grader/verdicts.py, grader/inside/harness.py), and
+the static check of graded code (grader/inside/graded_code.py).
 
 The runs here use cells the course writes (locked and test cells are never checked), so they can do
 what learner code cannot: die, sleep, write to the results pipe. That is how each way a run can
@@ -14,7 +14,7 @@ import torch
 from grader import records, verdicts
 from grader.build import ROOT
 from grader.devices import Device, choose, grading_device
-from grader.graded_code import definitions, violation
+from grader.inside.graded_code import definitions, violation
 
 FOLDER = ROOT / "solutions" / "ex3_freeing"  # its staged minigrad is what the runs import
 

@@ -1,6 +1,6 @@
 """Runs an exercise's checks in a process of its own and reports what each check() saw, as plain data.
 
-``python harness.py --serve CONTROL_FD [--isolated]`` is a grading server (``--isolated``: in the
+``python -m inside.harness --serve CONTROL_FD [--isolated]`` is a grading server (``--isolated``: in the
 sandbox): it imports torch and the staged minigrad once (most of a run's cost), then forks one
 grading process per submission (``fork_server``). A grading process runs the checks with minigrad
 and the learner's definitions, and nothing else — torch's side is run by the grader, apart
@@ -65,7 +65,7 @@ def serve(lib, fd):
     import coursekit.testing
     from coursekit.testing import plain, raised_lines
 
-    from guards import Guards
+    from .guards import Guards
 
     coursekit.testing.graded = _as_compiled  # the locked cells' graded(...): the grader compiled them guarded
     coursekit.testing._LIBRARIES += (os.path.abspath(__file__),)  # its check's frame is no learner's

@@ -4,7 +4,7 @@ Grading runs only a learner's definitions (imports, functions, classes, constant
 when the checks call them, in the grading process; this check keeps those bodies to what minigrad
 code needs, and keeps definitions from running code while they are made:
 
-- imports only of the modules minigrad code uses (``ALLOWED_MODULES``);
+- imports only of the modules minigrad code uses (``policy.IMPORTS``);
 - decorators only ``staticmethod``, ``classmethod``, ``property``; defaults and annotations only
   names, dotted names or constants; classes without keywords (metaclasses), their bodies only
   methods, docstrings and constant attributes;
@@ -32,7 +32,8 @@ allowed in graded code", or None. The grader checks before grading; the exercise
 import ast
 import re
 
-ALLOWED_MODULES = {"minigrad", "torch", "math", "heapq", "itertools", "functools", "collections", "typing"}
+from .policy import IMPORTS
+
 DECORATORS = {"staticmethod", "classmethod", "property"}
 DUNDERS_DEFINED = {"__init__", "__repr__"}
 MODULES_OUT_OF_REACH = {
@@ -95,7 +96,7 @@ def violation(tree, where):
 def _module_names(tree):
     """Names bound to what is imported (modules and what they hold), whose attributes graded code may
     not assign: the notebook's own (its setup cell imports these) and this code's imports."""
-    names = set(ALLOWED_MODULES)
+    names = set(IMPORTS)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
@@ -165,7 +166,7 @@ class _Checker(ast.NodeVisitor):
 
     def _module(self, node, module):
         parts = module.split(".")
-        if parts[0] not in ALLOWED_MODULES or any(part in FORBIDDEN_ATTRIBUTES or _is_dunder(part) for part in parts):
+        if parts[0] not in IMPORTS or any(part in FORBIDDEN_ATTRIBUTES or _is_dunder(part) for part in parts):
             raise Rejected(node, _text(node))
 
     def _name(self, node, name):

@@ -1,0 +1,114 @@
+"""The grading policy, as data: what graded code may import, read, write and derive from, each
+allowlist written once. The run-time guards (``guards.py``) decide by it, and the static check
+(``graded_code.py``) takes the modules graded code may import from it. An exercise's entry of
+``POLICIES`` is plain data: grading sends it with the job (``verdicts.compiled``), and staging writes
+it beside the exercise's notebook (``POLICY_FILE``) for Validate.
+"""
+
+IMPORTS = frozenset("minigrad torch math heapq itertools functools collections typing".split())
+"""The modules graded code may import in every exercise (an exercise's ``modules`` add to them; what
+it may read of each: ``MODULES``)."""
+
+POLICY_FILE = "policy.json"
+"""Beside each staged exercise's notebook: its entry of ``POLICIES``, which ``graded(...)`` applies in
+the learner's kernel (coursekit.testing)."""
+
+COMMON_TORCH = frozenset("""
+    Tensor Size dtype device float16 bfloat16 float32 float64 int8 int16 int32 int64 uint8 bool long float double
+    tensor as_tensor zeros ones full empty zeros_like ones_like full_like empty_like eye arange linspace
+    rand randn randint rand_like randn_like manual_seed
+    abs exp log log1p expm1 sqrt rsqrt sin cos tanh sigmoid relu neg reciprocal pow square sign clamp clip
+    floor ceil round trunc maximum minimum max min sum mean prod cumsum argmax argmin amax amin logsumexp softmax
+    log_softmax where masked_fill matmul mm bmm mv dot outer einsum t transpose permute reshape flatten squeeze
+    unsqueeze cat stack split chunk broadcast_to broadcast_shapes is_tensor is_floating_point numel
+    allclose isclose equal isfinite isnan isinf finfo iinfo promote_types result_type get_default_dtype cuda
+""".split())
+"""torch's members every exercise may use: its tensor functions, types and dtypes (no autograd, no
+loading or compiling code, no private members)."""
+
+POLICIES = {
+    "ex3_freeing": {"writes": [("minigrad.function.BackwardFunction", "_saved")]},
+    "ex4_versions": {"writes": [("minigrad.tensor._VersionCounter", "version")]},
+    "ex5_grad_modes": {"writes": [("minigrad.grad_mode._State", "grad_enabled"), ("minigrad.grad_mode._State", "inference"),
+                                  ("minigrad.grad_mode._Mode", "_was_grad_enabled"),
+                                  ("minigrad.grad_mode._Mode", "_was_inference"),
+                                  ("minigrad.tensor.Tensor", "_version_counter"),
+                                  ("minigrad.tensor.Tensor", "_is_inference")],
+                       "records": ["minigrad.grad_mode._Mode"]},
+    "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")]},
+    "ex8_checkpoint": {"writes": [("minigrad.utils.checkpoint._Holder", "value")],
+                       "records": ["minigrad.utils.checkpoint._Frame"],
+                       "bases": ["builtins.Exception"],
+                       "torch": ["random", "random.fork_rng"]},
+    "ex9_gpu_kernel": {"modules": ["triton", "triton.language"]},
+}
+"""What each exercise's parts need beyond the common policy: attributes they must set (``writes``);
+the classes whose objects a part keeps its own record on (``records``: an object of one may take
+attributes of the learner's naming that its class does not define, so that what a part remembers,
+and under which name, is the learner's design, while the class's own attributes and methods stay
+minigrad's; a grad mode's ``_args``, a frame's ``pack``); bases a learner's class may derive from
+besides ``BASES`` (``bases``: exercise 8's early stop may be an exception of the learner's own);
+torch members."""
+
+BASES = ("minigrad.function.Function",)
+"""The classes graded code may derive from, besides ``object`` and its own."""
+
+MODULES = {
+    "math": None,  # all its public members: numbers and functions of numbers
+    "heapq": None,
+    "itertools": None,
+    "functools": frozenset("reduce partial cmp_to_key lru_cache cache".split()),
+    "collections": frozenset("defaultdict deque Counter OrderedDict".split()),
+    "typing": frozenset("Any Optional Union List Tuple Dict Set Sequence Iterable Iterator Callable Mapping".split()),
+    "torch": COMMON_TORCH,
+    "torch.cuda": frozenset("is_available device_count current_device".split()),
+    "triton": frozenset("jit cdiv next_power_of_2 language".split()),
+    "triton.language": None,
+}
+"""The modules graded code may import, with the members it may read (None: any public member)."""
+
+HIDDEN_MINIGRAD = ("minigrad.memory",)
+"""minigrad's modules graded code reads nothing of: the ledger the checks measure saved bytes with.
+(The course's tools, ``coursekit``, are no module of minigrad's: graded code may not import them.)"""
+
+TENSOR_MEMBERS = frozenset("""
+    shape dtype device ndim is_cuda is_leaf T mT data layout itemsize nbytes
+    size dim numel stride storage_offset is_contiguous contiguous element_size tolist item is_floating_point
+    is_complex
+    to cpu cuda float double long int bool half type_as view view_as reshape reshape_as flatten squeeze unsqueeze
+    expand expand_as permute transpose t unbind split chunk flip roll repeat narrow select index_select gather
+    masked_select masked_fill masked_fill_ where clone copy_ fill_ zero_ new_zeros new_ones new_full new_empty
+    new_tensor abs abs_ neg neg_ exp exp_ log log_ log1p expm1 sqrt sqrt_ rsqrt sin cos tanh tanh_ sigmoid
+    sigmoid_ relu relu_ reciprocal pow pow_ square sign clamp clamp_ clip floor ceil round trunc frac
+    add add_ sub sub_ mul mul_ div div_ true_divide floor_divide remainder fmod addcmul addcmul_ addcdiv addcdiv_
+    lerp lerp_ maximum minimum max min amax amin argmax argmin sum mean prod std var norm cumsum cumprod
+    logsumexp softmax log_softmax matmul mm bmm mv dot outer eq ne lt le gt ge equal allclose isclose isfinite
+    isnan isinf all any nonzero count_nonzero sort argsort topk unique
+""".split())
+"""What graded code may use of a torch tensor (minigrad's storage): its values, shape and math; no
+autograd (``backward``, ``grad``, hooks), no storage, files, numpy or sharing."""
+
+MEMBERS = {
+    str: frozenset(name for name in dir(str) if not name.startswith("_") and name not in ("format", "format_map")),
+    int: frozenset(name for name in dir(int) if not name.startswith("_")),
+    float: frozenset(name for name in dir(float) if not name.startswith("_")),
+    bool: frozenset(name for name in dir(bool) if not name.startswith("_")),
+    list: frozenset(name for name in dir(list) if not name.startswith("_")),
+    tuple: frozenset(("count", "index")),
+    dict: frozenset(name for name in dir(dict) if not name.startswith("_")),
+    set: frozenset(name for name in dir(set) if not name.startswith("_")),
+    frozenset: frozenset(name for name in dir(frozenset) if not name.startswith("_")),
+    range: frozenset("start stop step count index".split()),
+    slice: frozenset("start stop step indices".split()),
+}
+"""The members graded code may read of plain data's types (a string's ``format`` and ``format_map`` go
+through ``_GuardedFormatter``; ``str.format`` itself is not there)."""
+
+BUILTINS = """
+    abs all any bool callable chr dict divmod enumerate filter float format frozenset hash int isinstance
+    issubclass iter len list map max min next object ord pow range repr reversed round set slice sorted str sum
+    tuple zip property staticmethod classmethod super
+    ArithmeticError AssertionError AttributeError Exception IndexError KeyError LookupError NotImplementedError
+    OverflowError RuntimeError StopIteration TypeError ValueError ZeroDivisionError NotImplemented Ellipsis
+""".split()
+"""The builtins graded code may use, besides ``getattr`` and ``hasattr`` (guarded) and ``print`` (``_Print``)."""
