@@ -98,7 +98,8 @@ class NotGraded(Exception):
 
 DENIALS = {"read": "read what graded code may not read", "write": "wrote where graded code may not write",
            "import": "imported what graded code may not import",
-           "base": "derived a class from one graded code may not derive from"}
+           "base": "derived a class from one graded code may not derive from",
+           "audit": "tried what the grading process allows no code (compiling, importing, files, frames)"}
 """What a denial while graded code ran tells the learner, by its kind: fixed texts. What it tried is
 named by names learner code chose (its classes', its attributes'), in a run that may have reached
 hidden checks: that goes to the instructor's log only, never into the reason the learner sees."""

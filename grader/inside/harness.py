@@ -21,12 +21,36 @@ within its reach. The learner's definitions come with their own text, for ``insp
                            the learner's code raised meanwhile, as [type name, lines] (``raised_lines``)
     ["error", TEXT]        the current test cell raised
     ["denied", KIND, CONSTRUCT, CELL, LINE]  graded code tried what its guards deny (``guards.py``;
-                           KIND: read, write, import or base), at line LINE of the cell with id CELL
+                           KIND: read, write, import or base), or what the audit hook refuses (KIND:
+                           audit, CONSTRUCT: the event), at line LINE of the cell with id CELL
     ["done"]
+
+The run-time guards are one layer; a grading process has a second, independent one: an audit hook
+(PEP 578, ``watch``), installed just before the first cell runs, which no code can remove. From
+then on every audited event is refused, whoever causes it (learner code, minigrad, torch, the
+standard library), except: ``exec`` of the code objects the grader sent (the cells), ``id()``, and
+frame and source reads by the few trusted functions that read the stack (``READERS``: the harness's
+report of what the learner's code raised, the guards' report of a denial, torch's lazy CUDA calls,
+minigrad's anomaly mode), through the standard library's traceback, linecache and tokenize only and
+only the libraries' own ``.py`` files. So compiling or executing any other code (``compile``,
+``exec``/``eval`` of text, ``marshal``, new code objects), importing any module not already imported
+(the server imports what the exercises need first; a module already imported raises no event, so
+what a module can do that matters is refused by its own events), opening files, ``ctypes``,
+``gc``'s object walks, reading frames (``sys._getframe``, a traceback's ``tb_frame``, a generator's
+``gi_frame``) and code objects (``__code__``), processes, signals, sockets and threads all end the
+run: the hook reports ``["denied", "audit", EVENT, CELL, LINE]`` (the innermost learner line on the
+stack) before it raises ``Refused`` (a BaseException), so no ``except`` can hide it. It holds with
+the guards off (``tests/grading/test_audit.py``). What it does not see: calls that raise no event,
+such as ``os.write`` on a descriptor already open, which the guards and the sandbox keep from
+learner code. The learner's own kernel (Validate) has no hook: it runs only in the grading process.
+An exercise whose honest checks still raise events the hook refuses has none yet either: its policy
+says why (``unaudited`` in ``policy.POLICIES``: exercises 6, 8, 9 and 10).
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
 """
 import ctypes
+import importlib
+import inspect
 import json
 import linecache
 import marshal
@@ -38,6 +62,8 @@ import shutil
 import signal
 import socket
 import sys
+import tokenize
+import traceback
 
 _dumps, _write, _type, _exit, _getframe = json.dumps, os.write, type, os._exit, sys._getframe  # before any learner code
 PLAIN_TYPES = (type(None), bool, int, float, str)
@@ -103,6 +129,13 @@ def serve(lib, fd):
     else:
         learner = Guards(job["policy"], report, learner_files, _getframe).namespace()
     trusted = {"__name__": "__main__"}
+    if lib is minigrad and not (job["policy"] or {}).get("unaudited"):
+        for name in (job["policy"] or {}).get("modules", []):  # what the exercise imports beyond minigrad's
+            importlib.import_module(name)
+        minigrad.memory._ledger()  # started now, not by a gc walk once learner code ran
+        watch({code for _, code, _ in cells}, {raised_lines.__code__, Guards.deny.__code__,
+                                                *(reader.__code__ for reader in _readers(minigrad))},
+              lambda event, frame: report("audit", event, *_learner_line(frame, learner_files)))
     for number, (kind, code, text) in enumerate(cells):
         send(["cell", number])
         if text is not None:
@@ -122,6 +155,86 @@ def serve(lib, fd):
         elif kind == "locked":
             learner.update({k: v for k, v in changed.items() if _shareable(k, v)})
     send(["done"])
+
+
+class Refused(BaseException):
+    """An audited event the grading process refuses (``watch``); the grader has been told already."""
+
+
+HARMLESS = frozenset({"builtins.id"})
+"""Audited events honest grading raises that reach nothing: ``id()`` (minigrad's reprs, copy's memos)."""
+READS = {"sys._getframe": None, "object.__getattr__": ("tb_frame", "f_code", "__code__"), "open": None}
+"""The events a trusted reader raises (``watch``): the frame attributes it reads, the files it opens."""
+THROUGH = frozenset(module.__file__ for module in (traceback, linecache, tokenize, inspect))
+"""The standard library's modules through which a trusted reader reads frames and source lines."""
+
+
+def _readers(minigrad):
+    """The libraries' functions that read the stack while grading runs: torch's lazy device calls keep
+    the stack that made them (every ``manual_seed``), minigrad's anomaly mode the stack that made a node,
+    its grad modes' decorators a function's code flags (``inspect.isgeneratorfunction``)."""
+    import torch
+
+    return (torch.cuda._lazy_call, torch.xpu._lazy_call, torch.mtia._lazy_call, minigrad.function._forward_stack,
+            minigrad.grad_mode._decorate)
+
+
+def _libraries():
+    """Where the libraries' own source lies (torch, minigrad, coursekit, the standard library, and the
+    harness's folder: the guards)."""
+    import coursekit.testing
+
+    return (*coursekit.testing._LIBRARIES, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+
+
+def watch(ours, readers, refuse):
+    """Install the grading process's audit hook (see the module's docstring): every event but
+    ``exec`` of a code object in ``ours``, HARMLESS ones, and READS by a code object in ``readers``
+    (the innermost frame not of THROUGH's modules: trusted code that called back learner code does not
+    vouch for it) is refused: ``refuse(event, frame)`` reports it, then ``Refused`` is raised. While the
+    hook decides, the events it raises itself (reading the stack) pass."""
+    libraries, busy = _libraries(), []
+
+    def hook(event, args):
+        if busy or event in HARMLESS or event == "exec" and args[0] in ours:
+            return
+        busy.append(event)
+        try:
+            frame = _getframe(1)
+            allowed = event in READS and _read_by(frame, readers) and _plain_read(event, args, libraries)
+            if not allowed:
+                refuse(event, frame)
+        finally:
+            busy.pop()
+        if not allowed:
+            raise Refused(event)
+
+    sys.addaudithook(hook)
+
+
+def _read_by(frame, readers):
+    while frame is not None and frame.f_code.co_filename in THROUGH:
+        frame = frame.f_back
+    return frame is not None and frame.f_code in readers
+
+
+def _plain_read(event, args, libraries):
+    """A frame attribute the readers read, or a library's ``.py`` file opened to read (source lines)."""
+    if event == "object.__getattr__":
+        return args[1] in READS[event]
+    if event == "open":
+        path, mode, flags = args
+        return (_type(path) is str and path.endswith(".py") and os.path.normpath(path) == path
+                and path.startswith(libraries) and mode in ("r", "rb")
+                and not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+    return True
+
+
+def _learner_line(frame, learner_files):
+    """(cell file name, line) of the innermost frame of learner code from ``frame`` out, or ("", 0)."""
+    while frame is not None and frame.f_code.co_filename not in learner_files:
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame else ("", 0)
 
 
 def _as_compiled(definition):
@@ -395,9 +508,12 @@ def _fingerprint(folders):
 
 
 if __name__ == "__main__":
-    import torch
+    import numpy.random  # noqa: F401 - what torch and minigrad import lazily while checks run, imported
+    import torch  # here: no module is imported once learner code runs (see ``watch``)
+    import torch._subclasses.schema_check_mode  # noqa: F401
 
     import minigrad as library
+    import minigrad.memory  # noqa: F401
 
     torch.set_grad_enabled(False)  # torch's autograd does none of the learner's work (graded code can't turn it on)
     fork_server(library, int(sys.argv[2]), "--isolated" in sys.argv, int(sys.argv[3]))

@@ -239,3 +239,52 @@ def test_a_part_keeps_a_record_of_its_own_naming_but_sets_nothing_of_minigrads()
         Guards(POLICIES["ex3_freeing"], lambda *where: denied.append(where), set(), sys._getframe).metaclass(
             "Refilled", (Exception,), {})
     assert [(kind, construct) for kind, construct, *_ in denied] == [("base", "class Refilled(Exception)")]
+
+
+# The second layer: the grading process's audit hook (harness.watch), tested with the guards off —
+# the learner's cells compiled as plain Python, in a namespace with every builtin.
+AUDITED = {  # (the body of _release_saved, the audited event, its line in the cell)
+    "exec-of-text": ("exec('found = 1')", "compile", 2),
+    "compile": ("code = compile('1', 'mine', 'eval')", "compile", 2),
+    "import-a-new-module": ("import wave", "import", 2),
+    "open-a-file": ("open('/etc/hostname').read()", "open", 2),
+    "ctypes": ("import ctypes\nctypes.CDLL(None)", "ctypes.dlopen", 3),
+    "sys-getframe": ("import sys\nsys._getframe(0).f_back", "sys._getframe", 3),
+    "traceback-frame": ("try:\n    1 / 0\nexcept ZeroDivisionError as error:\n    error.__traceback__.tb_frame",
+                        "object.__getattr__", 5),
+    "generator-frame": ("def walk():\n    yield\nwalk().gi_frame", "object.__getattr__", 4),
+    "code-object": ("_release_saved.__code__", "object.__getattr__", 2),
+    "os-system": ("import os\nos.system('true')", "os.system", 3),
+    "gc-walk": ("import gc\ngc.get_objects()", "gc.get_objects", 3),
+    "caught": ("try:\n    open('/etc/hostname')\nexcept BaseException:\n    pass", "open", 3),
+}
+
+
+@pytest.fixture
+def unguarded(monkeypatch):
+    """The first layer off: no static check, and the learner's cells compiled as the torch run's (no
+    guards, every builtin)."""
+    compiled = verdicts.compiled
+    monkeypatch.setattr(verdicts, "violation", lambda tree, where: None)
+    monkeypatch.setattr(verdicts, "compiled", lambda cells, numbers, exercise, guarded:
+                        compiled(cells, numbers, exercise, guarded=False))
+
+
+@pytest.mark.parametrize("attack", sorted(AUDITED))
+def test_with_the_guards_off_the_audit_hook_ends_an_escape_not_graded(exercise, unguarded, attack):
+    body, event, line = AUDITED[attack]
+    with pytest.raises(verdicts.NotGraded) as stopped:
+        grade(exercise, {PART: release_saved(body)})
+    assert str(stopped.value) == (f"graded code {verdicts.DENIALS['audit']} at cell 7 line {line} "
+                                  "(flagged: tried while it ran)")
+    assert stopped.value.detail == f"`{event}`"
+
+
+def test_with_the_guards_off_honest_code_keeps_its_grade_under_the_audit_hook(exercise, unguarded):
+    """What honest checks raise (torch's lazy CUDA calls read the stack, the report of what the
+    learner's code raised reads its traceback and source lines) passes the hook."""
+    assert all(passed for passed, _ in grade(exercise, {}).values())
+    results = grade(exercise, {PART: release_saved("self._saved[0].no_such_thing")})
+    told = [why for passed, why in results.values() if not passed]
+    assert told and all(why.endswith("\n    in _release_saved, line 2: self._saved[0].no_such_thing")
+                        for why in told if "your code raised" in why), told
