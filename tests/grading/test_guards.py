@@ -49,7 +49,7 @@ ATTACKS = {
     "private-alias-of-sys": ("import collections\nmodules = collections._sys.modules", "collections._sys", 3),
     "alias-through-minigrad": ("import minigrad.engine\nwarnings = minigrad.engine.warnings", "minigrad.engine.warnings", 3),
     "alias-of-torch-internals": ("import minigrad.function\nlibrary = minigrad.function.torch\nlibrary._refs",
-                                 "torch._refs", 4),
+                                 "minigrad.function.torch", 3),
     # strings a library evaluates
     "annotation-evaluated": ("import typing\ntyping.get_type_hints(_release_saved)", "typing.get_type_hints", 3),
     "format-reaches-an-attribute": ("'{0._data.untyped_storage}'.format(self._saved[0].tensor)", "Tensor.untyped_storage", 2),
@@ -66,14 +66,21 @@ ATTACKS = {
     "exception-object": ("try:\n    self.nothing_here\nexcept AttributeError as error:\n    found = error.obj",
                          "AttributeError.obj", 5),
     # writes to trusted singletons and modules, through names the static check cannot tell
-    "write-anomaly-state": ("import minigrad.grad_mode\nstate = minigrad.grad_mode.anomaly\nstate.enabled = True",
-                            "_Anomaly.enabled = ...", 4),
+    "write-anomaly-state": ("import minigrad\nstate = minigrad.grad_mode.anomaly\nstate.enabled = True",
+                            "minigrad.grad_mode", 3),
     "write-module-through-a-name": ("import minigrad.engine\nengine = minigrad.engine\nengine.run_node = None",
                                     "minigrad.engine.run_node = ...", 4),
-    "write-a-class": ("import minigrad\nsaved = minigrad.Tensor\nsaved.tolist = None", "Tensor.tolist = ...", 4),
+    "write-a-class": ("import minigrad\nsaved = minigrad.Tensor\nsaved.tolist = None", "minigrad.Tensor", 3),
     # the course's own helpers, and imports nothing graded needs
     "read-the-ledger": ("import minigrad.memory", "import minigrad.memory", 2),
     "import-from-private": ("from collections import _sys", "collections._sys", 2),
+    # trusted code acting for the learner: minigrad beyond what the exercise needs, unbound methods
+    "minigrad-beyond-the-exercise": ("import minigrad.nn", "import minigrad.nn", 2),
+    "minigrad-member-beyond-the-exercise": ("import minigrad\nmodule = minigrad.nn", "minigrad.nn", 3),
+    "class-through-getattr": ("kind = getattr(self, '_'.join(['', '', 'class', '', '']))", "SumBackward0.__class__", 2),
+    # a node minigrad built for trusted code is no ctx of the learner's: not its data, not its methods
+    "write-a-trusted-node": ("self.note = 1", "SumBackward0.note = ...", 2),
+    "write-a-trusted-node-method": ("self.apply = None", "SumBackward0.apply = ...", 2),
 }
 # torch's autograd doing the learner's work, by route (issue 21, item 2)
 AUTOGRAD_ROUTES = {
