@@ -77,7 +77,6 @@ ATTACKS = {
     # trusted code acting for the learner: minigrad beyond what the exercise needs, unbound methods
     "minigrad-beyond-the-exercise": ("import minigrad.nn", "import minigrad.nn", 2),
     "minigrad-member-beyond-the-exercise": ("import minigrad\nmodule = minigrad.nn", "minigrad.nn", 3),
-    "class-through-getattr": ("kind = getattr(self, '_'.join(['', '', 'class', '', '']))", "SumBackward0.__class__", 2),
     # a node minigrad built for trusted code is no ctx of the learner's: not its data, not its methods
     "write-a-trusted-node": ("self.note = 1", "SumBackward0.note = ...", 2),
     "write-a-trusted-node-method": ("self.apply = None", "SumBackward0.apply = ...", 2),
@@ -112,7 +111,7 @@ def test_a_denial_caught_by_the_learner_still_ends_not_graded(exercise):
 
 @pytest.mark.parametrize("cell, construct, line", [
     ("import torch\n\nclass Storage(torch.Tensor):\n    pass", "class Storage(Tensor)", 3),
-    ("from minigrad.ops import Reshaping\n\nclass Deputy(Reshaping):\n    method = 'backward'", "class Deputy(Reshaping)", 3),
+    ("from minigrad.ops import Reshaping\n\nclass Deputy(Reshaping):\n    method = 'backward'", "import minigrad.ops", 1),
 ])
 def test_learner_classes_derive_only_from_what_the_exercise_names(exercise, cell, construct, line):
     """A torch.Tensor subclass could pose as storage; a subclass of a minigrad op could steer the
