@@ -71,6 +71,7 @@ ATTACKS = {
     "write-module-through-a-name": ("import minigrad.engine\nengine = minigrad.engine\nengine.run_node = None",
                                     "minigrad.engine.run_node = ...", 4),
     "write-a-class": ("import minigrad\nsaved = minigrad.Tensor\nsaved.tolist = None", "minigrad.Tensor", 3),
+    "write-a-saved-tensor": ("tensor = self._saved[0].tensor\ntensor.grad = None", "Tensor.grad = ...", 3),
     # the course's own helpers, and imports nothing graded needs
     "read-the-ledger": ("import minigrad.memory", "import minigrad.memory", 2),
     "import-from-private": ("from collections import _sys", "collections._sys", 2),
@@ -112,6 +113,7 @@ def test_a_denial_caught_by_the_learner_still_ends_not_graded(exercise):
 @pytest.mark.parametrize("cell, construct, line", [
     ("import torch\n\nclass Storage(torch.Tensor):\n    pass", "class Storage(Tensor)", 3),
     ("from minigrad.ops import Reshaping\n\nclass Deputy(Reshaping):\n    method = 'backward'", "import minigrad.ops", 1),
+    ("class Deputy(KeyError):\n    pass", "class Deputy(KeyError)", 1),  # readable, not a base exercise 3 names
 ])
 def test_learner_classes_derive_only_from_what_the_exercise_names(exercise, cell, construct, line):
     """A torch.Tensor subclass could pose as storage; a subclass of a minigrad op could steer the
