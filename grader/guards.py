@@ -58,7 +58,9 @@ TRAINING = ["minigrad.*", "minigrad.nn.*", "minigrad.nn.functional.*", "minigrad
 torch's public API as minigrad has it (tensors, modes, layers, losses, optimizers)."""
 
 POLICIES = {
-    "ex1_ops": {"minigrad": ["minigrad.function.Function", "minigrad.ops._keep_dims", "minigrad.ops._normalize_dims",
+    # MeanDim (given) runs the learner's SumDim.forward on its own ctx, which keeps SumDim's record
+    "ex1_ops": {"records": ["minigrad.ops.reductions.MeanDim._backward_cls", "minigrad.function._ForwardContext"],
+                "minigrad": ["minigrad.function.Function", "minigrad.ops._keep_dims", "minigrad.ops._normalize_dims",
                              "minigrad.ops.mat2_grad"]},
     "ex2_engine": {"minigrad": []},
     "ex3_freeing": {"writes": [("minigrad.function.BackwardFunction", "_saved")],
@@ -277,7 +279,7 @@ class Guards:
     ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now."""
 
     def __init__(self, policy, report, learner_files, frame, aside=None):
-        import importlib
+        from pkgutil import resolve_name as resolve  # a module's member, or a class's (``MeanDim._backward_cls``)
 
         import torch
 
@@ -294,10 +296,6 @@ class Guards:
                 self._modules.setdefault("torch." + module, set()).add(name)
         self._allowed_imports = {"minigrad", "torch", "math", "heapq", "itertools", "functools", "collections",
                                  "typing", *policy.get("modules", [])}
-
-        def resolve(dotted):
-            module, name = dotted.rsplit(".", 1)
-            return getattr(importlib.import_module(module), name)
 
         self._writes = [(resolve(cls), name) for cls, name in policy.get("writes", [])]
         self._records = tuple(resolve(cls) for cls in policy.get("records", []))
