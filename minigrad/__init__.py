@@ -23,6 +23,26 @@ bool = _torch.bool
 dtype, device, Size = _torch.dtype, _torch.device, _torch.Size
 
 
+
+
+def _function(method):
+    """``torch.<name>(input, ...)``: ``input.<name>(...)``, for a minigrad Tensor only, as torch checks:
+    the method called unbound would take any object as ``self`` and treat it as a tensor."""
+    def function(input, *args, **kwargs):
+        _tensors(method.__name__, input)
+        return method(input, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = method.__name__
+    function.__doc__ = method.__doc__
+    return function
+
+
+def _tensors(name, *inputs):
+    for position, input in enumerate(inputs, 1):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument (position {position}) must be Tensor, not {type(input).__name__}")
+
+
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 sum, mean, max, exp, log, relu, tanh, sigmoid = (Tensor.sum, Tensor.mean, Tensor.max, Tensor.exp, Tensor.log,
                                                  Tensor.relu, Tensor.tanh, Tensor.sigmoid)
@@ -34,6 +54,11 @@ reciprocal, detach, is_inference = Tensor.reciprocal, Tensor.detach, Tensor.is_i
 softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm, masked_fill = (
     Tensor.softmax, Tensor.log_softmax, Tensor.round, Tensor.sqrt, Tensor.norm, Tensor.argmax, Tensor.unique, Tensor.bmm,
     Tensor.masked_fill)
+(sum, mean, max, exp, log, relu, tanh, sigmoid, abs, clone, t, transpose, reshape, unsqueeze, squeeze, mm, mv, dot, pow,
+ add, sub, mul, div, neg, reciprocal, detach, is_inference, softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm,
+ masked_fill) = map(_function, (sum, mean, max, exp, log, relu, tanh, sigmoid, abs, clone, t, transpose, reshape,
+                                unsqueeze, squeeze, mm, mv, dot, pow, add, sub, mul, div, neg, reciprocal, detach,
+                                is_inference, softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm, masked_fill))
 
 
 def is_tensor(obj):
@@ -41,8 +66,10 @@ def is_tensor(obj):
 
 
 def equal(a, b):
+    _tensors("equal", a, b)
     return _torch.equal(a._data, b._data)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _tensors("allclose", a, b)
     return _torch.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -235,6 +235,8 @@ class BackwardFunction(Node):
     """For a Function whose forward returned a tuple: what each output is (``_OutputInfo``), by position."""
     materialize_grads = True
     _dirty = _non_differentiable = ()
+    needs_input_grad = ()
+    """Whether each input requires grad (torch's ``ctx.needs_input_grad``), set when made."""
 
     def __init__(self, args, needs):
         """The node of a Function applied to ``args``: one edge, input shape and input device per
@@ -433,7 +435,7 @@ class Function:
         needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in inputs])
         enabled = state.grad_enabled
         record = enabled and True in needs and not (cls.is_view and args[0]._is_inference)
-        ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(needs)
+        ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(needs, cls)
         state.grad_enabled = False
         try:
             if cls._separate_setup:
@@ -544,9 +546,13 @@ class _ForwardContext:
 
     _dirty = _non_differentiable = ()
     _to_save = None
+    needs_input_grad = ()
+    """Whether each input requires grad (torch's ``ctx.needs_input_grad``), set when made."""
 
-    def __init__(self, needs):
+    def __init__(self, needs, forward_cls):
         self.needs_input_grad = needs
+        self._forward_cls = forward_cls
+        """The Function this forward runs for (the grader's guards tell a learner's ctx by it)."""
 
     def save_for_backward(self, *tensors):
         pass

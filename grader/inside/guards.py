@@ -141,7 +141,7 @@ class Guards:
     ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now."""
 
     def __init__(self, policy, report, learner_files, frame, aside=None):
-        import importlib
+        from pkgutil import resolve_name as resolve  # a module's member, or a class's (``MeanDim._backward_cls``)
 
         import torch
 
@@ -149,7 +149,8 @@ class Guards:
 
         self._report, self._files, self._frame, self._aside = report, learner_files, frame, aside
         self._torch, self._minigrad_tensor = torch, minigrad.Tensor
-        self._modules = dict(MODULES)
+        self._modules = {name: members for name, members in MODULES.items()  # Triton only where named
+                         if not name.startswith("triton") or name in policy.get("modules", ())}
         self._modules["torch"] = COMMON_TORCH | {name for name in policy.get("torch", []) if "." not in name}
         for dotted in policy.get("torch", []):
             if "." in dotted:
@@ -157,15 +158,13 @@ class Guards:
                 self._modules.setdefault("torch." + module, set()).add(name)
         self._allowed_imports = {*IMPORTS, *policy.get("modules", [])}
 
-        def resolve(dotted):
-            module, name = dotted.rsplit(".", 1)
-            return getattr(importlib.import_module(module), name)
-
         self._writes = [(resolve(cls), name) for cls, name in policy.get("writes", [])]
         self._records = tuple(resolve(cls) for cls in policy.get("records", []))
         self._bases = tuple(resolve(name) for name in (*BASES, *policy.get("bases", [])))
+        self._minigrad = frozenset(policy.get("minigrad", ()))
         self._learner_classes = set()
-        self._ctx_types = (resolve("minigrad.function.BackwardFunction"), resolve("minigrad.function._ForwardContext"))
+        self._node_type, self._forward_context = resolve("minigrad.function.BackwardFunction"), \
+            resolve("minigrad.function._ForwardContext")
         self._tensor_types = (torch.Tensor, torch.nn.Parameter)
         self._formatter = _GuardedFormatter(self)
 
@@ -212,9 +211,26 @@ class Guards:
             raise
         if type(obj).__name__ == "module" and not self._value_from_module(obj, value) and not self._standing_aside():
             self.deny("read", f"{_describe(obj)}.{name}")
+        if self._unbound(obj, name, value) and not self._standing_aside():
+            self.deny("read", f"{_describe(obj)}.{name}")
         if isinstance(obj, BaseException) and name == "args":
             return tuple(v if type(v) in (str, int, float, bool, type(None)) else str(v) for v in value)
         return value
+
+    def _unbound(self, obj, name, value):
+        """Whether ``value``, read as ``obj.name``, is a method of minigrad's that is not bound to an
+        object: called so, it takes any object as ``self`` and does to it what its class's code does
+        (``Module.register_parameter`` writes the name it is given), which no guard sees. Graded code
+        uses minigrad's methods bound (``tensor.add(...)``, ``super().f(...)`` in its own class),
+        and static and class methods, which take no ``self``."""
+        if not isinstance(value, types.FunctionType) or not self._mine(value):
+            return False
+        if type(obj).__name__ == "module":  # a method kept under a module's name (``detach = Tensor.detach``)
+            return value.__qualname__.split(".")[-2:-1] not in ([], ["<locals>"])
+        owner = obj.__self_class__ if type(obj) is super else obj
+        if type(obj) is super and not isinstance(obj.__self__, type):
+            return False  # bound to the object super was given, which Python checked is an instance
+        return isinstance(owner, type) and not isinstance(_static(owner, name), staticmethod)
 
     def hasattr(self, obj, name):
         if type(name) is not str:
@@ -251,7 +267,7 @@ class Guards:
         if kind.__name__ == "module":
             module = obj.__name__
             if module == "minigrad" or module.startswith("minigrad."):
-                return module not in HIDDEN_MINIGRAD
+                return module not in HIDDEN_MINIGRAD and self._exposed(obj, name)
             members = self._modules.get(module, ())
             return (not name.startswith("_")) if members is None else name in members
         if isinstance(obj, BaseException):
@@ -284,9 +300,24 @@ class Guards:
             return name in ("dtype", "element_ty", "to", "shape")
         return name in MEMBERS.get(kind, ())
 
+    def _exposed(self, module, name):
+        """Whether the exercise's policy lists ``module.name`` (``minigrad``): the member itself, a
+        module on the way to one, or a public member (not a submodule) of a module listed as ``M.*``."""
+        path = f"{module.__name__}.{name}"
+        if path in self._minigrad or any(entry.startswith(path + ".") for entry in self._minigrad):
+            return True
+        return f"{module.__name__}.*" in self._minigrad and not name.startswith("_") \
+            and type(getattr(module, name, None)).__name__ != "module"
+
     def _mine(self, obj):
-        """minigrad's own objects and classes (not the course's modules')."""
-        module = getattr(obj if isinstance(obj, (type, types.FunctionType)) else type(obj), "__module__", "") or ""
+        """minigrad's own objects and classes (not the course's modules'), by the module their class
+        was defined in: set when the class was made, which graded code cannot set (no dunder name,
+        no ``type``) nor change (no dunder write, and no trusted function that writes a name it is given
+        on an object it is given: ``tests/grading/test_reachable.py``), so an object cannot pass for one."""
+        kind = obj if isinstance(obj, (type, types.FunctionType)) else type(obj)
+        if kind in self._learner_classes:
+            return False
+        module = getattr(kind, "__module__", "") or ""
         return (module == "minigrad" or module.startswith("minigrad.")) and module not in HIDDEN_MINIGRAD
 
     def _value_from_module(self, module, value):
@@ -320,14 +351,23 @@ class Guards:
             return False
         if type(obj) in self._learner_classes or self._standing_aside():
             return True
-        if isinstance(obj, self._ctx_types) and not name.startswith("_"):
-            return True
+        if self._learners_ctx(obj) and not name.startswith("_") and not _defined_by(type(obj), name):
+            return True  # a value the learner's forward keeps for its backward (``ctx.dim = dim``)
         if self._records and not isinstance(obj, type) and isinstance(obj, self._records) \
                 and not _defined_by(type(obj), name):
             return True  # a record of the learner's own on an object its part keeps one on
         # a class only for an attribute the part sets (a mistake such as ``_Mode._was_grad_enabled = ...``)
         return any(name == attribute and (issubclass(obj, cls) if isinstance(obj, type) else isinstance(obj, cls))
                    for cls, attribute in self._writes)
+
+    def _learners_ctx(self, obj):
+        """Whether ``obj`` is a ``ctx`` minigrad made for a call of a Function the learner defined: a
+        node whose class minigrad made for that Function (``_forward_cls``, set when the class was
+        made), or the context of a forward that records nothing, which records its Function when made."""
+        kind = type(obj)
+        if kind is self._forward_context:
+            return vars(obj).get("_forward_cls") in self._learner_classes
+        return issubclass(kind, self._node_type) and kind.__dict__.get("_forward_cls") in self._learner_classes
 
     def inplace(self, op, x, y):
         return INPLACE[op](x, y)
@@ -354,8 +394,9 @@ class Guards:
         import importlib
 
         top = name.split(".")[0]
-        allowed = name in self._allowed_imports or (top == "minigrad" and name not in HIDDEN_MINIGRAD) \
-            or name in self._modules
+        allowed = name in self._allowed_imports and top != "minigrad" or name in self._modules \
+            or top == "minigrad" and name not in HIDDEN_MINIGRAD \
+            and (name == "minigrad" or any(entry.startswith(name + ".") for entry in self._minigrad))
         if level or not (allowed or self._standing_aside()):
             self.deny("import", f"import {name}")
         module = importlib.import_module(name)
@@ -454,13 +495,14 @@ class _GuardedFormatter(string.Formatter):
 def _defined_by(cls, name):
     """Whether ``cls`` (or a base, or its metaclass) defines ``name``: looked up without running any of
     its code (``inspect.getattr_static``)."""
+    return _static(cls, name) is not _static
+
+
+def _static(cls, name):
+    """``cls.name`` as its class body (or a base's) binds it, without running any code; ``_static`` if none."""
     import inspect
 
-    try:
-        inspect.getattr_static(cls, name)
-    except AttributeError:
-        return False
-    return True
+    return inspect.getattr_static(cls, name, _static)
 
 
 def _describe(obj):

@@ -26,25 +26,62 @@ COMMON_TORCH = frozenset("""
 """torch's members every exercise may use: its tensor functions, types and dtypes (no autograd, no
 loading or compiling code, no private members)."""
 
+TRAINING = ["minigrad.*", "minigrad.nn.*", "minigrad.nn.functional.*", "minigrad.optim.*"]
+"""What of minigrad graded code may use where its answer is handed the library (``lib``) to train with:
+torch's public API as minigrad has it (tensors, modes, layers, losses, optimizers)."""
+
 POLICIES = {
-    "ex3_freeing": {"writes": [("minigrad.function.BackwardFunction", "_saved")]},
-    "ex4_versions": {"writes": [("minigrad.tensor._VersionCounter", "version")]},
+    # MeanDim (given) runs the learner's SumDim.forward on its own ctx, which keeps SumDim's record
+    "ex1_ops": {"records": ["minigrad.ops.reductions.MeanDim._backward_cls", "minigrad.function._ForwardContext"],
+                "minigrad": ["minigrad.function.Function", "minigrad.ops._keep_dims", "minigrad.ops._normalize_dims",
+                             "minigrad.ops.mat2_grad"]},
+    "ex2_engine": {"minigrad": []},
+    "ex3_freeing": {"writes": [("minigrad.function.BackwardFunction", "_saved")],
+                    "minigrad": ["minigrad.engine.validate_outputs", "minigrad.function.ERR_BACKWARD_TWICE",
+                                 "minigrad.function._FREED"]},
+    "ex4_versions": {"writes": [("minigrad.tensor._VersionCounter", "version")],
+                     "minigrad": ["minigrad.function.ERR_MODIFIED", "minigrad.function.SavedTensor",
+                                  "minigrad.function.anomaly_hint", "minigrad.function.op_name",
+                                  "minigrad.function.tensor_description", "minigrad.grad_mode._state",
+                                  "minigrad.grad_mode.is_grad_enabled", "minigrad.grad_mode.is_inference_mode_enabled",
+                                  "minigrad.tensor.ERR_INFERENCE_INPLACE", "minigrad.tensor.ERR_LEAF_INPLACE",
+                                  "minigrad.tensor.ERR_VIEW_OF_LEAF_INPLACE", "minigrad.tensor.Tensor",
+                                  "minigrad.views.check_inplace"]},
     "ex5_grad_modes": {"writes": [("minigrad.grad_mode._State", "grad_enabled"), ("minigrad.grad_mode._State", "inference"),
                                   ("minigrad.grad_mode._Mode", "_was_grad_enabled"),
                                   ("minigrad.grad_mode._Mode", "_was_inference"),
                                   ("minigrad.tensor.Tensor", "_version_counter"),
                                   ("minigrad.tensor.Tensor", "_is_inference")],
-                       "records": ["minigrad.grad_mode._Mode"]},
-    "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")],
+                       "records": ["minigrad.grad_mode._Mode"],
+                       "minigrad": ["minigrad.grad_mode._Mode", "minigrad.grad_mode._state", "minigrad.tensor.Tensor",
+                                    *TRAINING]},
+    "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")], "minigrad": TRAINING,
                      "unaudited": "a check opens a file its hook refuses (not yet found which)"},
+    "ex7_custom_functions": {"minigrad": ["minigrad.autograd.api.grad", "minigrad.autograd.function.Function",
+                                          "minigrad.autograd.gradcheck.GradcheckError",
+                                          "minigrad.autograd.gradcheck._analytical_jacobians",
+                                          "minigrad.autograd.gradcheck._central_difference",
+                                          "minigrad.autograd.gradcheck._output_values",
+                                          "minigrad.autograd.gradcheck._requiring_grad", "minigrad.function.constant"]},
     "ex8_checkpoint": {"writes": [("minigrad.utils.checkpoint._Holder", "value")],
                        "records": ["minigrad.utils.checkpoint._Frame"],
                        "bases": ["builtins.Exception"],
                        "torch": ["random", "random.fork_rng"],
-                       "unaudited": "torch imports torch._dynamo while checks run (3 s to import beforehand)"},
+                       "unaudited": "torch imports torch._dynamo while checks run (3 s to import beforehand)",
+                       "minigrad": ["minigrad.autograd.graph.saved_tensors_hooks", "minigrad.function.PackedTensor",
+                                    "minigrad.function.SavedTensor", "minigrad.function.save",
+                                    "minigrad.grad_mode.enable_grad", "minigrad.grad_mode.is_grad_enabled",
+                                    "minigrad.tensor.Tensor", "minigrad.utils.checkpoint.CheckpointError",
+                                    "minigrad.utils.checkpoint._Frame", "minigrad.utils.checkpoint._Holder",
+                                    "minigrad.utils.checkpoint._StopRecomputation",
+                                    "minigrad.utils.checkpoint._rng_state", "minigrad.utils.checkpoint._set_rng_state"]},
     "ex9_gpu_kernel": {"modules": ["triton", "triton.language"],
-                       "unaudited": "Triton sets environment variables (os.putenv), imports and compiles while it runs"},
-    "ex10_capstone": {"unaudited": "its checks draw (coursekit.viz: matplotlib, ipywidgets), which imports and reads frames"},
+                       "unaudited": "Triton sets environment variables (os.putenv), imports and compiles while it runs",
+                       "minigrad": ["minigrad.Tensor", "minigrad.function.Function",
+                                    "minigrad.kernels.triton_logsumexp.block_size",
+                                    "minigrad.kernels.triton_softmax.SoftmaxGrad"]},
+    "ex10_capstone": {"minigrad": TRAINING,
+                      "unaudited": "its checks draw (coursekit.viz: matplotlib, ipywidgets), which imports and reads frames"},
 }
 """What each exercise's parts need beyond the common policy: attributes they must set (``writes``);
 the classes whose objects a part keeps its own record on (``records``: an object of one may take
@@ -53,7 +90,10 @@ and under which name, is the learner's design, while the class's own attributes 
 minigrad's; a grad mode's ``_args``, a frame's ``pack``); bases a learner's class may derive from
 besides ``BASES`` (``bases``: exercise 8's early stop may be an exception of the learner's own);
 torch members; why the grading process has no audit hook yet (``unaudited``: what honest checks do
-that it refuses, see harness.watch)."""
+that it refuses, see harness.watch); the members of minigrad's modules graded code may read or import (``minigrad``: what
+its locked cells import and its parts use; ``M.*``: every public member of module ``M`` but its
+submodules). Nothing else of minigrad is reachable by name: each trusted function graded code can
+reach is one ``tests/grading/test_reachable.py`` lists as reviewed."""
 
 BASES = ("minigrad.function.Function",)
 """The classes graded code may derive from, besides ``object`` and its own."""

@@ -45,6 +45,8 @@ class Module:
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
+        if isinstance(value, (Parameter, Module)):
+            vars(self).pop(name, None)  # a plain attribute becomes a parameter or submodule, as in torch
         if isinstance(value, Parameter):
             self.register_parameter(name, value)
         elif isinstance(value, Module):
@@ -63,7 +65,23 @@ class Module:
                 self._parameters[name] = None
             object.__setattr__(self, name, value)
 
+    def _check_name(self, name, kind, table):
+        """Refuse, as torch does, a name that is not a plain new one: a ``kind`` may not replace an
+        attribute (a method, ``__class__``) that is not already one (in ``self.<table>``). So registering writes
+        only what it registers, on a module (a method called unbound takes any object as ``self``)."""
+        if not isinstance(self, Module):
+            raise TypeError(f"register a {kind} on a Module, not on a {type(self).__name__}")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {torch.typename(name)}")
+        if "." in name:
+            raise KeyError(f"{kind} name can't contain \".\"")
+        if name == "":
+            raise KeyError(f"{kind} name can't be empty string \"\"")
+        if hasattr(self, name) and name not in getattr(self, table):
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name, param):
+        Module._check_name(self, name, "parameter", "_parameters")
         self._modules.pop(name, None)
         self._parameters[name] = param
         object.__setattr__(self, name, param)
@@ -71,6 +89,7 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         """A tensor the module keeps that is not a parameter (running statistics, a codebook): moved by
         ``to()``, saved by ``state_dict`` when ``persistent``, never yielded by ``parameters()``."""
+        Module._check_name(self, name, "buffer", "_buffers")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{torch.typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
@@ -82,6 +101,7 @@ class Module:
         object.__setattr__(self, name, tensor)
 
     def add_module(self, name, module):
+        Module._check_name(self, name, "module", "_modules")
         self._parameters.pop(name, None)
         self._modules[name] = module
         object.__setattr__(self, name, module)

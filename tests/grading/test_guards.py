@@ -49,7 +49,7 @@ ATTACKS = {
     "private-alias-of-sys": ("import collections\nmodules = collections._sys.modules", "collections._sys", 3),
     "alias-through-minigrad": ("import minigrad.engine\nwarnings = minigrad.engine.warnings", "minigrad.engine.warnings", 3),
     "alias-of-torch-internals": ("import minigrad.function\nlibrary = minigrad.function.torch\nlibrary._refs",
-                                 "torch._refs", 4),
+                                 "minigrad.function.torch", 3),
     # strings a library evaluates
     "annotation-evaluated": ("import typing\ntyping.get_type_hints(_release_saved)", "typing.get_type_hints", 3),
     "format-reaches-an-attribute": ("'{0._data.untyped_storage}'.format(self._saved[0].tensor)", "Tensor.untyped_storage", 2),
@@ -66,14 +66,21 @@ ATTACKS = {
     "exception-object": ("try:\n    self.nothing_here\nexcept AttributeError as error:\n    found = error.obj",
                          "AttributeError.obj", 5),
     # writes to trusted singletons and modules, through names the static check cannot tell
-    "write-anomaly-state": ("import minigrad.grad_mode\nstate = minigrad.grad_mode.anomaly\nstate.enabled = True",
-                            "_Anomaly.enabled = ...", 4),
+    "write-anomaly-state": ("import minigrad\nstate = minigrad.grad_mode.anomaly\nstate.enabled = True",
+                            "minigrad.grad_mode", 3),
     "write-module-through-a-name": ("import minigrad.engine\nengine = minigrad.engine\nengine.run_node = None",
                                     "minigrad.engine.run_node = ...", 4),
-    "write-a-class": ("import minigrad\nsaved = minigrad.Tensor\nsaved.tolist = None", "Tensor.tolist = ...", 4),
+    "write-a-class": ("import minigrad\nsaved = minigrad.Tensor\nsaved.tolist = None", "minigrad.Tensor", 3),
+    "write-a-saved-tensor": ("tensor = self._saved[0].tensor\ntensor.grad = None", "Tensor.grad = ...", 3),
     # the course's own helpers, and imports nothing graded needs
     "read-the-ledger": ("import minigrad.memory", "import minigrad.memory", 2),
     "import-from-private": ("from collections import _sys", "collections._sys", 2),
+    # trusted code acting for the learner: minigrad beyond what the exercise needs, unbound methods
+    "minigrad-beyond-the-exercise": ("import minigrad.nn", "import minigrad.nn", 2),
+    "minigrad-member-beyond-the-exercise": ("import minigrad\nmodule = minigrad.nn", "minigrad.nn", 3),
+    # a node minigrad built for trusted code is no ctx of the learner's: not its data, not its methods
+    "write-a-trusted-node": ("self.note = 1", "SumBackward0.note = ...", 2),
+    "write-a-trusted-node-method": ("self.apply = None", "SumBackward0.apply = ...", 2),
 }
 # torch's autograd doing the learner's work, by route (issue 21, item 2)
 AUTOGRAD_ROUTES = {
@@ -105,7 +112,8 @@ def test_a_denial_caught_by_the_learner_still_ends_not_graded(exercise):
 
 @pytest.mark.parametrize("cell, construct, line", [
     ("import torch\n\nclass Storage(torch.Tensor):\n    pass", "class Storage(Tensor)", 3),
-    ("from minigrad.ops import Reshaping\n\nclass Deputy(Reshaping):\n    method = 'backward'", "class Deputy(Reshaping)", 3),
+    ("from minigrad.ops import Reshaping\n\nclass Deputy(Reshaping):\n    method = 'backward'", "import minigrad.ops", 1),
+    ("class Deputy(KeyError):\n    pass", "class Deputy(KeyError)", 1),  # readable, not a base exercise 3 names
 ])
 def test_learner_classes_derive_only_from_what_the_exercise_names(exercise, cell, construct, line):
     """A torch.Tensor subclass could pose as storage; a subclass of a minigrad op could steer the

@@ -1,0 +1,265 @@
+"""Every callable graded code can reach, reviewed (issue 36, item 1): from each exercise's graded
+namespace (the modules its policy lets it import, minigrad's members it lists), breadth-first to
+depth 3 through the attribute paths the guards allow (module members, class attributes, attributes
+of the objects minigrad keeps at module level), each callable found must be in ``REVIEWED`` with the
+reason it cannot act for the learner: take a name or a foreign ``self`` and write what the guards
+would deny. A new reachable callable fails here until someone reviews it. The walk runs the guards
+themselves (``Guards._readable``, ``getattr``), so what it reaches is what graded code reaches.
+Besides modules, the walk starts from what minigrad makes at run time and hands graded code (a
+sample graph: tensors, nodes, a saved tensor, the ctx of a learner's Function)."""
+import collections
+import fnmatch
+import importlib
+import sys
+import types
+
+import pytest
+
+from grader.inside import guards
+from grader.inside.policy import POLICIES
+
+DEPTH = 3
+
+PURE = "computes on the values it is given; takes no name, writes no attribute"
+REVIEWED = {
+    # plain data and the standard library's allowed members
+    "builtins.str.*": PURE, "builtins.int.*": PURE, "builtins.float.*": PURE, "builtins.bool.*": PURE,
+    "builtins.tuple.*": PURE,
+    "math.*": "numbers and functions of numbers",
+    "itertools.*": "iterators over what they are given: call only what graded code passes them",
+    "_heapq.*": "order the items of a list graded code may write anyway (items, no attributes)",
+    "heapq.*": "order the items of a list graded code may write anyway (items, no attributes)",
+    "_functools.*": "call only what they are given, through the guards where graded code's",
+    "functools.*": "wrap what they are given: the wrapper copies the wrapped function's names onto itself only",
+    "collections.*": "containers: items only, which graded code may write anyway",
+    "typing.*": "type markers (not get_type_hints, which evaluates strings)",
+    # torch: COMMON_TORCH and the policy's torch members
+    "torch._VariableFunctionsClass.*": "torch's tensor functions: new tensors from values; no name, no attribute write",
+    "torch.functional.*": "torch's tensor functions written in Python (einsum, split, broadcast_shapes): " + PURE,
+    "torch.Tensor": "torch's tensor class: graded code reads only TENSOR_MEMBERS of its objects, nothing of "
+                    "the class; no learner class derives from it",
+    "torch.Size": PURE, "torch.dtype": PURE, "torch.device": PURE, "torch.finfo": PURE, "torch.iinfo": PURE,
+    "torch.get_default_dtype": PURE, "torch.is_tensor": PURE,
+    "torch.random.manual_seed": "seeds torch's generator, as the exercise's checks do before each scenario",
+    "torch.random.fork_rng": "exercise 8: saves and restores torch's generator state around a block",
+    "torch.cuda.*": "whether and which CUDA device there is: reads, writes nothing",
+    # Triton's language (exercise 9): kernel code the static kernel allowlist checks
+    "triton.language.*": "Triton's kernel language: builds kernel values, takes no attribute name",
+    "triton.language.*.*": "Triton's kernel language (core, math, random, standard), as above",
+    "triton._C.libtriton.ir.PROPAGATE_NAN": "an enum value of Triton's IR",
+    "triton.cdiv": PURE, "triton.next_power_of_2": PURE,
+    "triton.runtime.jit.jit": "wraps a kernel function for launching; its text is the static kernel check's",
+    # minigrad, what POLICIES' "minigrad" lists
+    "minigrad.tensor.Tensor": "makes a tensor of its own from values; learner classes may not derive from it",
+    "minigrad.tensor_ops.matmul": "torch.matmul: a new tensor from two tensors",
+    "minigrad.*": "torch.<op>(input, ...): refuses an input that is not a minigrad Tensor (minigrad._function), "
+                  "then runs input.<op>(...): a new tensor",
+    "minigrad.creation.*": "torch's factories (tensor, zeros, ...): a new tensor from values",
+    "minigrad.creation._*factory.<locals>.create": "torch's factories (arange, ones_like, ...), as above",
+    "minigrad.autograd.anomaly_mode.is_anomaly_*": "reads the anomaly switch",
+    "minigrad.grad_mode.is_*": "reads the grad mode",
+    "minigrad.grad_mode.enable_grad": "a grad mode (context manager): sets minigrad's own switch to a fixed value",
+    "minigrad.grad_mode.no_grad": "a grad mode (context manager): sets minigrad's own switch to a fixed value",
+    "minigrad.grad_mode.inference_mode": "a grad mode (context manager): sets minigrad's own switches to fixed values",
+    "minigrad.grad_mode.set_grad_enabled": "a grad mode: sets minigrad's own switch to the bool it is given",
+    "minigrad.grad_mode._Mode": "exercise 5: the grad modes' base, whose parts the learner writes",
+    "minigrad.function.Function": "the base of the learner's Functions: its apply makes the ctx, a new node",
+    "minigrad.function.Function.apply": "classmethod: runs forward on a ctx it makes for that class",
+    "minigrad.function.Function.*": "static: forward, backward, setup_context only raise NotImplementedError",
+    "minigrad.function.constant": "a tensor that requires no grad, from a value",
+    "minigrad.saved_tensors.SavedTensor": "makes a saved tensor of its own (exercise 4's part unpacks it)",
+    "minigrad.saved_tensors.PackedTensor": "makes a packed tensor of its own",
+    "minigrad.saved_tensors.save": "a SavedTensor for a tensor: reads the tensor, writes on the new object only",
+    "minigrad.saved_tensors.anomaly_hint": "text about a node: reads only",
+    "minigrad.saved_tensors.op_name": "text about a node: reads only",
+    "minigrad.saved_tensors.tensor_description": "text about a tensor: reads only",
+    "minigrad.engine.validate_outputs": "checks a node's gradients against its inputs: reads, returns new tensors",
+    "minigrad.views.check_inplace": "raises if an in-place edit of the tensor is not allowed: reads only",
+    "minigrad.ops.linalg.mat2_grad": "exercise 1: a gradient from tensors' values",
+    "minigrad.ops.reductions._keep_dims": "exercise 1: a shape from a shape",
+    "minigrad.ops.reductions._normalize_dims": "exercise 1: dims from dims",
+    "minigrad.autograd.api.grad": "exercise 7: torch.autograd.grad, runs backward on the graph it is given",
+    "minigrad.autograd.gradcheck.gradcheck": "exercise 7: compares gradients numerically: runs the function it is given",
+    "minigrad.autograd.graph.saved_tensors_hooks": "exercise 8: hooks (the learner's) around saving, set on minigrad's "
+                                                   "own hook stack",
+    "minigrad.utils.checkpoint.*": "exercise 8: checkpoint's frame, holder and errors, made new; rng state read "
+                                   "from and set into torch's generator",
+    "minigrad.nn.functional.*": "losses and activations: new tensors from tensors",
+    "minigrad.nn.activation.*": "modules of their own (no learner class derives from Module)",
+    "minigrad.nn.loss.*": "modules of their own",
+    "minigrad.nn.linear.Linear": "a module of its own",
+    "minigrad.nn.container.*": "modules of their own",
+    "minigrad.nn.dropout.Dropout": "a module of its own",
+    "minigrad.nn.normalization.LayerNorm": "a module of its own",
+    "minigrad.nn.sparse.Embedding": "a module of its own",
+    "minigrad.nn.attention.MultiheadAttention": "a module of its own",
+    "minigrad.nn.module.Module": "a module of its own; registering refuses a foreign self and any name "
+                                 "that is not new (Module._check_name); its methods are read bound only",
+    "minigrad.nn.module.Parameter": "a tensor of its own",
+    "minigrad.optim.*.*": "optimizers of their own, over the parameters they are given (writes: those tensors' values)",
+    # bound to the objects minigrad makes at run time (sample_graph)
+    "torch.Tensor.*": "TENSOR_MEMBERS bound to a torch tensor graded code holds: new tensors, or that "
+                      "tensor's values in place",
+    "torch._tensor.Tensor.*": "TENSOR_MEMBERS written in Python (norm, split, unique), bound likewise",
+    "torch.Size.*": PURE, "builtins.dict.*": "a dict's own items",
+    "weakref.ReferenceType": "a leaf's weak reference to its accumulator node: called, returns that node",
+    "minigrad.tensor_ops.TensorOps.*": "torch's tensor ops bound to a tensor: a new tensor, recorded as torch records it",
+    "minigrad.function.*Backward*": "a node: called, runs its own backward on the gradients given, as the engine does",
+    "grader.inside.guards.Scale": "the sample's learner Function (made by Guards.metaclass)",
+    f"{__name__}.sample_graph.<locals>.*": "the sample's learner Function's forward and backward",
+}
+for _name in ("add_ sub_ mul_ div_ fill_ zero_ copy_ normal_ uniform_ requires_grad_ detach_ retain_grad "
+              "register_hook register_post_accumulate_grad_hook backward detach to cpu cuda float double item "
+              "tolist numpy numel dim size stride is_contiguous is_floating_point is_inference new_ones new_zeros").split():
+    REVIEWED[f"minigrad.tensor.Tensor.{_name}"] = "torch's Tensor API bound to a tensor graded code holds: that " \
+                                                 "tensor's values and flags, as torch lets any code change them"
+for _name in "apply name save_for_backward mark_dirty mark_non_differentiable set_materialize_grads".split():
+    REVIEWED[f"minigrad.function.BackwardFunction.{_name}"] = "torch's ctx API, bound to a node"
+REVIEWED.update({f"minigrad.function.Node.{name}": "torch's Node API, bound to a node"
+                 for name in ("register_hook", "register_prehook")})
+
+OPEN = {
+    "minigrad.tensor.Tensor._*": "private methods bound to a tensor graded code holds (_become_view_of, _take_history, "
+                                 "_inplace, ...): write the tensor's state the write guard denies to graded code",
+    "minigrad.function.BackwardFunction._*": "private methods bound to a node (_save, _release_saved, ...): "
+                                             "write the node's saved state",
+    "minigrad.function.Node._sequence_nr": "bound to a node",
+    "minigrad.saved_tensors.SavedTensor.*": "bound to a saved tensor (unpack, _raise_modified, ...)",
+    "minigrad.ops.*.*": "an op's Function (a node's _forward_cls) ...",
+    "minigrad.ops.*.*.*": "... whose static forward and backward take any ctx",
+}
+"""Reachable from the sample graph, not reviewed yet (issue 36 follow-up): bound methods that write
+the object they are bound to, which graded code holds and may not write itself."""
+
+
+def reviewed(name, patterns):
+    """Whether a pattern matches ``name``, its ``*`` standing for one part of the dotted name (so
+    ``minigrad.*`` is minigrad's own members, not everything in its submodules)."""
+    return any(fnmatch.fnmatchcase(name, pattern) and name.count(".") == pattern.count(".") for pattern in patterns)
+
+
+def qualified(value):
+    """Where a callable is defined: its module and qualified name (a bound method's function's; a
+    builtin method's, by the type of the object it is bound to)."""
+    owner = getattr(value, "__self__", None)
+    if isinstance(value, types.BuiltinMethodType) and owner is not None and not isinstance(owner, types.ModuleType):
+        kind = owner if isinstance(owner, type) else type(owner)
+        return f"{kind.__module__}.{kind.__qualname__}.{value.__name__}"
+    function = getattr(value, "__func__", value)
+    module = getattr(function, "__module__", None) or getattr(getattr(function, "__objclass__", None), "__module__", None) \
+        or type(function).__module__
+    return f"{module}.{getattr(function, '__qualname__', type(function).__qualname__)}"
+
+
+def sample_graph(guarded):
+    """Objects minigrad makes at run time that graded code is handed: a leaf and the torch tensor it
+    keeps, an op's output, its node and a saved tensor of it, the output of a learner's Function
+    (made as graded code makes its classes, ``Guards.metaclass``) and its ctx."""
+    import minigrad
+
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    def backward(ctx, grad):
+        return grad * 2
+
+    scale = guarded.metaclass("Scale", (minigrad.function.Function,),
+                              {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+    leaf = minigrad.tensor([[1.0, 2.0]], requires_grad=True)
+    product, scaled = leaf * leaf, scale.apply(leaf)
+    return [leaf, leaf._data, product, product.grad_fn, product.grad_fn._saved[0], scaled, scaled.grad_fn]
+
+
+def reachable(exercise):
+    """{qualified name: the path graded code reaches it by} of each callable reachable in ``exercise``."""
+    def report(*args):
+        pass
+
+    guarded = guards.Guards(POLICIES[exercise], report, set(), sys._getframe)
+    queue = collections.deque((obj, 0) for obj in sample_graph(guarded))
+    for name in sorted(guarded._allowed_imports | set(guarded._modules)):
+        try:
+            guarded.import_(name)
+        except guards.Denied:
+            continue
+        queue.append((importlib.import_module(name), 0))
+    seen, found = set(), {}
+    while queue:
+        obj, level = queue.popleft()
+        if id(obj) in seen or level == DEPTH:
+            continue
+        seen.add(id(obj))
+        for name in sorted(dir(obj)):
+            if not guarded._readable(obj, name):
+                continue
+            try:
+                value = guarded.getattr(obj, name)
+            except (guards.Denied, AttributeError):
+                continue
+            if callable(value):
+                found.setdefault(qualified(value), f"{guards._describe(obj)}.{name}")
+            queue.append((value, level + 1))
+    return found
+
+
+@pytest.mark.parametrize("exercise", sorted(POLICIES))
+def test_every_callable_graded_code_reaches_is_reviewed(exercise):
+    found = reachable(exercise)
+    unreviewed = {name: path for name, path in found.items() if not reviewed(name, [*REVIEWED, *OPEN])}
+    assert not unreviewed, f"reachable from {exercise}'s graded code, not reviewed in REVIEWED: {unreviewed}"
+
+
+def test_every_exercise_has_its_minigrad_members():
+    """Each exercise names what of minigrad its graded code may reach (an exercise without an entry
+    would reach none of it)."""
+    assert sorted(POLICIES) == sorted(f"ex{n}_" + name for n, name in [
+        (1, "ops"), (2, "engine"), (3, "freeing"), (4, "versions"), (5, "grad_modes"), (6, "training"),
+        (7, "custom_functions"), (8, "checkpoint"), (9, "gpu_kernel"), (10, "capstone")])
+    assert all("minigrad" in policy for policy in POLICIES.values())
+
+
+class Learners:
+    """An object of a learner's class: minigrad's registering would have written anything on it."""
+
+
+def denied(exercise, *read):
+    """What the guards report when graded code reads ``obj.name`` (``read``) under ``exercise``'s policy."""
+    reports = []
+    guarded = guards.Guards(POLICIES[exercise], lambda *args: reports.append(args[:2]), set(), sys._getframe)
+    with pytest.raises(guards.Denied):
+        guarded.getattr(*read)
+    return reports
+
+
+def test_a_method_of_minigrad_read_unbound_is_denied():
+    """``Module.register_parameter(obj, "__class__", cls)``, called unbound, would set any name on any
+    object; so would ``minigrad.detach(obj)`` treat any object as a tensor. A class's methods and a
+    method kept under a module's name are not graded code's to read."""
+    import minigrad
+
+    assert denied("ex10_capstone", minigrad.nn.Module, "register_parameter") == [
+        ("read", "Module.register_parameter")]
+    assert denied("ex10_capstone", minigrad.Tensor, "add") == [("read", "Tensor.add")]
+    assert denied("ex3_freeing", minigrad, "nn") == [("read", "minigrad.nn")]  # beyond what exercise 3 needs
+
+
+@pytest.mark.parametrize("call", ["register_parameter", "register_buffer", "add_module"])
+def test_registering_refuses_a_foreign_self_and_a_name_that_is_not_new(call):
+    """The deputy itself: minigrad's Module writes only a new name on a Module, as torch's does."""
+    import minigrad
+
+    value = minigrad.nn.Linear(1, 1) if call == "add_module" else None
+    with pytest.raises(TypeError, match="on a Module, not on a Learners"):
+        getattr(minigrad.nn.Module, call)(Learners(), "note", value)
+    for name in ("__class__", "forward", "training"):
+        with pytest.raises(KeyError, match=f"attribute '{name}' already exists"):
+            getattr(minigrad.nn.Linear(1, 1), call)(name, value)
+
+
+def test_torch_functions_refuse_an_object_that_is_not_a_tensor():
+    import minigrad
+
+    with pytest.raises(TypeError, match=r"detach\(\): argument \(position 1\) must be Tensor, not Learners"):
+        minigrad.detach(Learners())
+    assert minigrad.add(minigrad.tensor([1.0]), 2).tolist() == [3.0]
