@@ -40,7 +40,7 @@ what a module can do that matters is refused by its own events), opening files, 
 ``gi_frame``) and code objects (``__code__``), processes, signals, sockets and threads all end the
 run: the hook reports ``["denied", "audit", EVENT, CELL, LINE]`` (the innermost learner line on the
 stack) before it raises ``Refused`` (a BaseException), so no ``except`` can hide it. It holds with
-the guards off (``tests/grading/test_audit.py``). What it does not see: calls that raise no event,
+the guards off (``tests/grading/test_guards.py``). What it does not see: calls that raise no event,
 such as ``os.write`` on a descriptor already open, which the guards and the sandbox keep from
 learner code. The learner's own kernel (Validate) has no hook: it runs only in the grading process.
 An exercise whose honest checks still raise events the hook refuses has none yet either: its policy
