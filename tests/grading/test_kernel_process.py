@@ -6,6 +6,7 @@ import shutil
 
 import nbformat
 import pytest
+import triton.language as tl
 
 from grader import verdicts
 from grader.build import ROOT
@@ -60,7 +61,7 @@ def test_a_name_tritons_interpreter_plants_in_the_learners_namespace_reaches_not
     ("columns = tl.arange(0, BLOCK)\n    columns[0] = 1", "columns[0]"),
     ("Function", "Function"),  # a name the kernel does not bind: the kernel process has none of the notebook's
     ("reach(x_ptr)", "reach(x_ptr)"),
-    ("tl.program_id(0).to(tl.int64).item()", "tl.program_id(0).to(tl.int64).item"),
+    ("tl.program_id(0).to(tl.int64).item()", "tl.program_id(0).to(tl.int64).item()"),
 ])
 def test_a_kernel_stores_only_to_its_own_names_and_calls_only_triton(exercise, line, construct):
     kernel = exercise[2]["softmax_kernel"].replace("    row = tl.program_id(0)", f"    {line}\n    row = tl.program_id(0)", 1)
@@ -68,3 +69,37 @@ def test_a_kernel_stores_only_to_its_own_names_and_calls_only_triton(exercise, l
         grade(exercise, {"softmax_kernel": kernel})
     inserted = kernel.splitlines().index(f"    {line.splitlines()[-1].strip()}") + 1  # the construct's line
     assert str(stopped.value) == f"`{construct}` at cell {exercise[4]['softmax_kernel']} line {inserted} is not allowed in graded code"
+
+
+def test_the_kernel_process_keeps_nothing_but_its_socket_and_runs_kernels_on_copies_of_the_storages():
+    """Forked with every file descriptor of the process that forks it open (here pytest's; in grading
+    the job's cells and results pipe), it keeps only its socket; a launch writes back into the
+    arguments' storages what the kernel stored, at the views' offsets, as Triton itself does."""
+    import os
+    import sys
+
+    import torch
+
+    sys.path.insert(0, str(ROOT / "grader"))  # as the harness imports it, beside it
+    import kernel_process
+
+    kernels = kernel_process.start()
+    try:
+        x = torch.arange(8, dtype=torch.float64)
+        kernels.jit(double)[(1,)](x[2:], x[:3], 3, BLOCK=4)  # out overlaps x's storage at offset 0
+        assert x.tolist() == [4.0, 6.0, 8.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+        with pytest.raises(kernel_process.KernelError, match="NotImplementedError"):
+            kernels.jit(stub)[(1,)](x)  # the kernel's error, and the kernel process goes on
+        links = sorted(os.readlink(f"/proc/{kernels._pid}/fd/{fd}") for fd in os.listdir(f"/proc/{kernels._pid}/fd"))
+        assert links[:3] == ["/dev/null"] * 3 and len(links) == 4 and links[3].startswith("socket:")
+    finally:
+        kernels.close()
+
+
+def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    columns = tl.arange(0, BLOCK)
+    tl.store(out_ptr + columns, tl.load(x_ptr + columns, mask=columns < n) * 2, mask=columns < n)
+
+
+def stub(x_ptr):
+    raise NotImplementedError()
