@@ -191,6 +191,8 @@ def fork_server(lib, control, isolated, first_job=0, kernels=False):
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if kernels:
         import kernel_process
+
+        kernel_process.prepare()
     channel = socket.socket(fileno=control)
     folders = (os.getcwd(), "/tmp", "/dev/shm") if isolated else (os.getcwd(),)
     state, times, keys = _fingerprint(folders), _times(folders), _keyrings() if isolated else None

@@ -17,6 +17,7 @@ nothing that reaches the grader; a kernel that breaks out of Triton there can on
 own launches return. Its replies are read as data (a JSON header, then exactly the bytes sent), never
 unpickled or run.
 """
+import importlib
 import inspect
 import json
 import marshal
@@ -105,6 +106,18 @@ class Kernel:
                 raise TypeError("a kernel's grid is a tuple of 1 to 3 ints (or a function that returns one)")
             self._kernels.launch(self, sizes, args, kwargs)
         return launch
+
+
+def prepare():
+    """In the grading server, once: where no GPU can be (a CPU build of torch, no NVIDIA device),
+    Triton's interpreter runs the kernels, and importing Triton now, with ``TRITON_INTERPRET`` set
+    first (its language's own kernels, ``tl.max``'s among them, read it as they are made), spares
+    every job and its kernel process the import. Elsewhere the kernel process decides (``_serve``)."""
+    import torch
+
+    if torch.version.cuda is None or not os.path.exists("/dev/nvidiactl"):
+        os.environ["TRITON_INTERPRET"] = "1"
+        importlib.import_module("triton.language")
 
 
 def start():

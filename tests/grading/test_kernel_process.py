@@ -2,15 +2,20 @@
 guards' reach, so the learner's kernels run in a process of their own (grader/kernels.py) and the
 static check (grader/graded_code.py) holds what a kernel's text may do. Each attack below got full
 marks, unflagged, when the grading process ran Triton's interpreter itself."""
+import os
 import shutil
 
 import nbformat
 import pytest
-import triton.language as tl
+import torch
 
-from grader import verdicts
+from grader import kernel_process, verdicts
 from grader.build import ROOT
 from grader.devices import grading_device
+
+if not torch.cuda.is_available():  # before Triton is imported, as in tests/engine/test_kernels.py
+    os.environ["TRITON_INTERPRET"] = "1"
+import triton.language as tl  # noqa: E402 - after TRITON_INTERPRET
 
 EXERCISE = "ex9_gpu_kernel"
 
@@ -75,14 +80,6 @@ def test_the_kernel_process_keeps_nothing_but_its_socket_and_runs_kernels_on_cop
     """Forked with every file descriptor of the process that forks it open (here pytest's; in grading
     the job's cells and results pipe), it keeps only its socket; a launch writes back into the
     arguments' storages what the kernel stored, at the views' offsets, as Triton itself does."""
-    import os
-    import sys
-
-    import torch
-
-    sys.path.insert(0, str(ROOT / "grader"))  # as the harness imports it, beside it
-    import kernel_process
-
     kernels = kernel_process.start()
     try:
         x = torch.arange(8, dtype=torch.float64)
