@@ -17,6 +17,7 @@ nothing that reaches the grader; a kernel that breaks out of Triton there can on
 own launches return. Its replies are read as data (a JSON header, then exactly the bytes sent), never
 unpickled or run.
 """
+import ctypes
 import importlib
 import inspect
 import json
@@ -29,6 +30,7 @@ import textwrap
 
 HEADER = struct.Struct("!Q")
 MAX_REPLY_HEADER = 1 << 16
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class KernelError(RuntimeError):
@@ -123,8 +125,10 @@ def prepare():
 def start():
     """Fork the kernel process; in the grading process, its ``Kernels``. The child closes every file
     descriptor but its end of the socket (the job's cells, not yet read, and its results pipe among
-    them) before it does anything else."""
+    them) before it does anything else, and dies with the grading process (a kernel that never ends
+    included)."""
     ours, theirs = socket.socketpair()
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         theirs.close()
@@ -136,7 +140,9 @@ def start():
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        _serve(theirs)
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == parent:  # else the grading process died before that
+            _serve(theirs)
     finally:
         os._exit(0)
 
