@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .inside.policy import POLICIES
 from .parts import STAGED
 
 READY_SECONDS = 60  # for a fresh server to import torch and minigrad, or a used one to clean up after a job
@@ -41,6 +42,8 @@ class Server:
         # the staged packages alone on the path (-P: not the working folder, which jobs write)
         argv = [sys.executable, "-B", "-P", "-m", "inside.harness", "--serve", str(theirs.fileno()), str(_jobs_started)]
         path = {"PYTHONPATH": str(code)}
+        if "triton" in POLICIES.get(Path(folder).name, {}).get("modules", []):
+            argv.append("--kernels")  # exercise 9: each job runs its kernels in a process of its own
         if sandboxed:
             from .sandbox import Limits, MemoryCgroup, wrap
 

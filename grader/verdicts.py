@@ -136,8 +136,8 @@ def compiled(cells, numbers=None, exercise="", guarded=True):
 
     Each cell is (kind, code, text): the text of a solution cell's definitions (its other lines
     blank, so that line numbers are the learner's), which the code is compiled from, goes with it
-    (Triton compiles a kernel from its source, which it asks ``inspect`` for); the text of locked
-    and test cells never does."""
+    (the grading process finds a kernel's text with ``inspect``, for the kernel process to compile it:
+    ``kernel_process.py``); the text of locked and test cells never does."""
     code = []
     for cell in cells:
         where = f"cell {(numbers or {}).get(cell['id'], 0)}"

@@ -56,7 +56,10 @@
 # standard modules (heapq, itertools, functools, collections, typing) and Triton as `import triton`
 # and `import triton.language as tl` (the setup cell does both); of Triton it may use `@triton.jit`,
 # `triton.cdiv`, `triton.next_power_of_2` and the language's functions and types (`tl.load`,
-# `tl.exp`, `tl.constexpr`, ...), and it keeps the names `triton` and `tl` for Triton alone. It may
+# `tl.exp`, `tl.constexpr`, ...), and it keeps the names `triton` and `tl` for Triton alone. A kernel
+# calls only those, `.to(...)` and `range`, `float`, `int`, `bool`, `min`, `max`, `abs`, `len` (and
+# the stub's `NotImplementedError`); it reads no name but its parameters, its own variables, `tl` and
+# `triton`, and it writes only its own variables (and memory, through `tl.store`). Graded code may
 # not use torch's own autograd, files, `sys`/`os`, `exec`/`eval` or dunder attributes; Validate
 # names any such construct ("not graded: `import os` at ... line 2 is not allowed in graded code").
 # %% locked setup

@@ -19,7 +19,9 @@ code needs, and keeps definitions from running code while they are made:
   then only ``@triton.jit`` (a bare decorator), ``triton.cdiv``, ``triton.next_power_of_2`` and the
   language's functions and types (``tl.load``, ``tl.exp``, ``tl.constexpr``, ...: ``TRITON_LANGUAGE``).
   A kernel reads nothing else of any object but ``KERNEL_ATTRIBUTES`` (``x_ptr.dtype.element_ty``,
-  ``pid.to(tl.int64)``): Triton recompiles its text, out of the run-time guards' reach.
+  ``pid.to(tl.int64)``), calls only Triton's members, ``.to`` and ``KERNEL_BUILTINS``, reads no name but
+  its own, and stores only to its local names (``_check_kernel``): Triton recompiles its text, out of
+  the run-time guards' reach (in the kernel process, ``kernel_process.py``).
   Those two names are Triton's alone: graded code binds them no other way (``import torch as tl``,
   a parameter ``tl``, ``tl = ...``) and uses them only before one of those attributes, so that
   ``tl.load`` is Triton's and not ``torch.load``, and ``tl.core...`` does not reach Triton's modules.
@@ -72,7 +74,13 @@ TRITON_ATTRIBUTES = {"triton": {"cdiv", "next_power_of_2"}, "tl": TRITON_LANGUAG
 KERNEL_ATTRIBUTES = {"to", "dtype", "element_ty", "shape", "T"}
 """What a ``@triton.jit`` kernel may read of anything but ``tl`` and ``triton``: Triton compiles the
 kernel again from its text (and its interpreter runs that text), so no run-time guard sees it; this
-static list is all that holds there."""
+static list, with ``KERNEL_BUILTINS`` and ``_check_kernel``, is all that holds there."""
+KERNEL_BUILTINS = {"range", "float", "int", "bool", "min", "max", "abs", "len", "NotImplementedError"}
+"""The builtins a kernel may name (and call), besides ``tl``'s and ``triton``'s members (the
+release's stub kernels raise ``NotImplementedError()``)."""
+KERNEL_STATEMENTS_OUT = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Import, ast.ImportFrom,
+                         ast.Nonlocal, ast.Global)
+"""What a kernel may not contain at all: it defines and imports nothing, and binds only local names."""
 FORMAT_DUNDER = re.compile(r"\{[^}]*__")  # "{0.__class__}".format(x) reads a dunder attribute
 
 
@@ -216,10 +224,7 @@ class _Checker(ast.NodeVisitor):
 
     def _function(self, node):
         if any(ast.unparse(decorator) == TRITON_JIT for decorator in node.decorator_list):
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Attribute) and not (isinstance(inner.value, ast.Name) and inner.value.id
-                                                             in TRITON_NAMES) and inner.attr not in KERNEL_ATTRIBUTES:
-                    raise Rejected(inner, _text(inner))
+            _check_kernel(node)
         for decorator in node.decorator_list:
             if not (isinstance(decorator, ast.Name) and decorator.id in DECORATORS or ast.unparse(decorator) == TRITON_JIT):
                 raise Rejected(decorator, "@" + _text(decorator))
@@ -270,6 +275,39 @@ class _Checker(ast.NodeVisitor):
         if not _plain(node.annotation):
             raise Rejected(node.annotation, _text(node.annotation))
         self.generic_visit(node)
+
+
+def _check_kernel(node):
+    """A ``@triton.jit`` kernel's text, which Triton compiles again (in the kernel process,
+    ``kernel_process.py``) out of the run-time guards' reach: it reads of anything but ``tl`` and
+    ``triton`` only ``KERNEL_ATTRIBUTES``, calls only their members, ``.to`` and ``KERNEL_BUILTINS``,
+    reads no name but its parameters, its own local names, ``tl``, ``triton`` and those builtins (the
+    kernel process has none of the notebook's), and stores only to its local names: no attribute, no
+    item (what a kernel writes goes through ``tl.store``); it defines and imports nothing."""
+    bound = {arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg)}
+    bound |= {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
+    for inner in ast.walk(node):
+        if inner is node:
+            continue
+        if isinstance(inner, KERNEL_STATEMENTS_OUT):
+            raise Rejected(inner, _text(inner))
+        if isinstance(inner, ast.Attribute) and not _triton_member(inner) and inner.attr not in KERNEL_ATTRIBUTES:
+            raise Rejected(inner, _text(inner))
+        if isinstance(inner, (ast.Attribute, ast.Subscript)) and not isinstance(inner.ctx, ast.Load):
+            raise Rejected(inner, _text(inner))
+        if isinstance(inner, ast.Call) and not (_triton_member(inner.func) or _named(inner.func, KERNEL_BUILTINS)
+                                                or isinstance(inner.func, ast.Attribute) and inner.func.attr == "to"):
+            raise Rejected(inner, _text(inner))
+        if isinstance(inner, ast.Name) and not _named(inner, bound | TRITON_NAMES | KERNEL_BUILTINS):
+            raise Rejected(inner, inner.id)
+
+
+def _triton_member(node):
+    return isinstance(node, ast.Attribute) and _named(node.value, TRITON_NAMES)
+
+
+def _named(node, names):
+    return isinstance(node, ast.Name) and node.id in names
 
 
 def _literal(node):

@@ -9,8 +9,8 @@ standard input as code the grader compiled (the grader checked the learner's def
 ``graded_code.py``, and compiled them under run-time guards, ``guards.py``), with the
 exercise's guard policy: no test text, no expected result and no file the grader trusts is ever
 within its reach. The learner's definitions come with their own text, for ``inspect`` to find
-(Triton compiles a kernel from its source). What it saw leaves, check by check, through the pipe
-``FD``, which the grader reads while it runs:
+(a kernel's is what the job's kernel process compiles: ``kernel_process.py``). What it saw leaves,
+check by check, through the pipe ``FD``, which the grader reads while it runs:
 
     ["cell", N]            cell N of the plan starts (the grader's watchdog times each cell; a plan's
                            cells are locked code, solutions, tests, and "support": the scenarios'
@@ -81,12 +81,13 @@ def strict(value):
     return ["not plain data", kind.__name__]
 
 
-def serve(lib, fd):
+def serve(lib, fd, kernels=None):
     """Run the cells read from standard input with ``lib`` (torch or minigrad), reporting to ``fd``.
 
     The learner's definitions run in a namespace of their own under the exercise's run-time guards
     (``guards.py``); locked cells share what they define with it, test cells share nothing (their
-    scenarios and ``check`` stay out of the learner's reach)."""
+    scenarios and ``check`` stay out of the learner's reach). ``kernels``: the job's kernel process
+    (``kernel_process.py``), which runs the kernels graded code's ``@triton.jit`` makes."""
     import minigrad
     import coursekit.testing
     from coursekit.testing import plain, raised_lines
@@ -127,7 +128,7 @@ def serve(lib, fd):
     if job["policy"] is None:  # torch's run of the reference solutions: trusted code, compiled unguarded
         learner = {"__name__": "graded"}
     else:
-        learner = Guards(job["policy"], report, learner_files, _getframe).namespace()
+        learner = Guards(job["policy"], report, learner_files, _getframe, kernels and kernels.jit).namespace()
     trusted = {"__name__": "__main__"}
     if lib is minigrad and not (job["policy"] or {}).get("unaudited"):
         for name in (job["policy"] or {}).get("modules", []):  # what the exercise imports beyond minigrad's
@@ -277,10 +278,11 @@ _USER_KEYRINGS = (-4, -5)  # KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRIN
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def fork_server(lib, control, isolated, first_job=0):
+def fork_server(lib, control, isolated, first_job=0, kernels=False):
     """Serve jobs from the grader over the socket ``control``: each is two file descriptors (the
     job's cells to read, its results pipe to write), run by a child forked for it; b"ready" goes back
-    when the server can take the next one.
+    when the server can take the next one. With ``kernels`` (exercise 9), each job's child first
+    forks its kernel process (``kernel_process.start``), before it reads the job.
 
     Submissions graded one after another by one server must not reach each other. A job's process
     runs learner code as the server's uid, so the server, before it says ready again (``isolated``:
@@ -301,6 +303,10 @@ def fork_server(lib, control, isolated, first_job=0):
     through /proc."""
     _libc.prctl(_PR_SET_DUMPABLE, 0)
     _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    if kernels:
+        from . import kernel_process
+
+        kernel_process.prepare()
     channel = socket.socket(fileno=control)
     folders = (os.getcwd(), "/tmp", "/dev/shm") if isolated else (os.getcwd(),)
     state, times, shared = _fingerprint(folders), _times(folders), _shared() if isolated else None
@@ -321,11 +327,14 @@ def fork_server(lib, control, isolated, first_job=0):
             if isolated and _KEYCTL:  # a session keyring of its own, which dies with the job
                 _libc.syscall(_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
             channel.close()
+            runner = kernel_process.start() if kernels else None
             os.dup2(fds[0], 0)
             sys.argv[1:] = [str(fds[1])]  # as ``python harness.py FD``
             try:
-                serve(lib, fds[1])
+                serve(lib, fds[1], runner)
             finally:
+                if runner:
+                    runner.close()
                 _exit(0)
         for fd in fds:
             os.close(fd)
@@ -516,4 +525,4 @@ if __name__ == "__main__":
     import minigrad.memory  # noqa: F401
 
     torch.set_grad_enabled(False)  # torch's autograd does none of the learner's work (graded code can't turn it on)
-    fork_server(library, int(sys.argv[2]), "--isolated" in sys.argv, int(sys.argv[3]))
+    fork_server(library, int(sys.argv[2]), "--isolated" in sys.argv, int(sys.argv[3]), "--kernels" in sys.argv)

@@ -155,6 +155,13 @@ def test_the_grading_process_gets_code_not_the_text_of_the_tests():
     # tl's and triton's members and KERNEL_ATTRIBUTES of anything else
     ("@triton.jit\ndef k(x_ptr):\n    x_ptr.handle.data", "x_ptr.handle.data"),
     ("@triton.jit\ndef k(x_ptr):\n    return x_ptr.dtype.element_ty.fp_mantissa_width", "x_ptr.dtype.element_ty.fp_mantissa_width"),
+    # ... calls only those, tl.*(...).to(...) and a few builtins, reads no name but its own, stores
+    # only to its local names, and defines and imports nothing
+    ("@triton.jit\ndef k(x_ptr):\n    x_ptr.dtype = tl.int64", "x_ptr.dtype"),
+    ("@triton.jit\ndef k(x_ptr):\n    print(x_ptr)", "print(x_ptr)"),
+    ("@triton.jit\ndef k(x_ptr):\n    return helper", "helper"),
+    ("@triton.jit\ndef k(x_ptr):\n    import math", "import math"),
+    ("@triton.jit\ndef k(x_ptr):\n    f = lambda v: v", "lambda v: v"),
 ])
 def test_graded_code_rejects_each_construct_naming_it(code, construct):
     line = next(i for i, text in enumerate(code.splitlines(), start=1) if construct.lstrip("@") in text)
