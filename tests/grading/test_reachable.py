@@ -47,6 +47,9 @@ REVIEWED = {
     "triton.language.*": "Triton's kernel language: builds kernel values, takes no attribute name",
     "triton.language.*.*": "Triton's kernel language (core, math, random, standard), as above",
     "triton._C.libtriton.ir.PROPAGATE_NAN": "an enum value of Triton's IR",
+    "triton.runtime.interpreter.InterpretedFunction": "a `tl` function as Triton's interpreter wraps it once a kernel "
+                                                      "ran in this process (minigrad's own): calling it runs that function "
+                                                      "on its arguments; graded code reads none of its attributes",
     "triton.cdiv": PURE, "triton.next_power_of_2": PURE,
     "triton.runtime.jit.jit": "wraps a kernel function for launching; its text is the static kernel check's",
     # minigrad, what POLICIES' "minigrad" lists
