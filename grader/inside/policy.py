@@ -57,7 +57,7 @@ POLICIES = {
                                     *TRAINING]},
     "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")], "minigrad": TRAINING,
                      "unaudited": "a check opens a file its hook refuses (not yet found which)"},
-    "ex7_custom_functions": {"minigrad": ["minigrad.autograd.api.grad", "minigrad.autograd.function.Function",
+    "ex7_custom_functions": {"minigrad": ["minigrad.Tensor", "minigrad.autograd.api.grad", "minigrad.autograd.function.Function",
                                           "minigrad.autograd.gradcheck.GradcheckError",
                                           "minigrad.autograd.gradcheck._analytical_jacobians",
                                           "minigrad.autograd.gradcheck._central_difference",
