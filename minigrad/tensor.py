@@ -415,7 +415,11 @@ class Tensor(TensorOps):
     def _record_inplace(self, function, *args):
         """Apply ``function`` to self and take its result in place: self moves onto the new node
         (torch's rebase); when self is a view, its base moves onto a CopySlices node that routes the
-        view's part of the gradient through ``function``."""
+        view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
+        else (a learner's object, whose ``apply`` could hand back any node) is refused."""
+        if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
+                            ops.Copy, ops.FillTensor):
+            raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
         self._data.copy_(result._data)

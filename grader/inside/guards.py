@@ -40,10 +40,13 @@ import re
 import string
 import types
 
-from .policy import BASES, BUILTINS, COMMON_TORCH, HIDDEN_MINIGRAD, IMPORTS, MEMBERS, MODULES, TENSOR_MEMBERS
+from .policy import BASES, BUILTINS, CALLS, COMMON_TORCH, HIDDEN_MINIGRAD, IMPORTS, MEMBERS, MODULES, TENSOR_MEMBERS
 
 GUARD_NAME = re.compile(r"^_.*_$|^_print$|^_tmp")
 """Names the guards and RestrictedPython's rewriting use: graded code may not bind them."""
+
+FUNCTION_STATICS = ("forward", "backward", "setup_context")
+"""A Function's static methods that take the ctx as an argument (``Guards._trusted_function``)."""
 
 INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
            "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "@=": operator.imatmul,
@@ -161,12 +164,14 @@ class Guards:
         self._allowed_imports = {*IMPORTS, *policy.get("modules", [])}
 
         self._writes = [(resolve(cls), name) for cls, name in policy.get("writes", [])]
+        self._calls = [(resolve(cls), name) for cls, name in (*CALLS, *policy.get("calls", []))]
         self._records = tuple(resolve(cls) for cls in policy.get("records", []))
         self._bases = tuple(resolve(name) for name in (*BASES, *policy.get("bases", [])))
         self._minigrad = frozenset(policy.get("minigrad", ()))
         self._learner_classes = set()
         self._node_type, self._forward_context = resolve("minigrad.function.BackwardFunction"), \
             resolve("minigrad.function._ForwardContext")
+        self._function = resolve("minigrad.function.Function")
         self._tensor_types = (torch.Tensor, torch.nn.Parameter)
         self._formatter = _GuardedFormatter(self)
 
@@ -215,7 +220,7 @@ class Guards:
             raise
         if type(obj).__name__ == "module" and not self._value_from_module(obj, value) and not self._standing_aside():
             self.deny("read", f"{_describe(obj)}.{name}")
-        if self._unbound(obj, name, value) and not self._standing_aside():
+        if (self._unbound(obj, name, value) or self._private_method(name, value)) and not self._standing_aside():
             self.deny("read", f"{_describe(obj)}.{name}")
         if isinstance(obj, BaseException) and name == "args":
             return tuple(v if type(v) in (str, int, float, bool, type(None)) else str(v) for v in value)
@@ -235,6 +240,16 @@ class Guards:
         if type(obj) is super and not isinstance(obj.__self__, type):
             return False  # bound to the object super was given, which Python checked is an instance
         return isinstance(owner, type) and not isinstance(_static(owner, name), staticmethod)
+
+    def _private_method(self, name, value):
+        """Whether ``value``, read as ``obj.name``, is a private method of minigrad's bound to an object
+        that its exercise's part does not call (``CALLS``, the policy's ``calls``). Those write the
+        state of the object they are bound to, which graded code may not write itself, and some take
+        a foreign object to write on (``tensor._take_history(node, 0)``, ``node._save(...)``). The
+        learner's own definitions installed on minigrad's classes (``Tensor._mutate``) are not minigrad's."""
+        if not name.startswith("_") or not isinstance(value, types.MethodType) or not self._mine(value.__func__):
+            return False
+        return not any(name == attribute and isinstance(value.__self__, cls) for cls, attribute in self._calls)
 
     def hasattr(self, obj, name):
         if type(name) is not str:
@@ -276,6 +291,8 @@ class Guards:
             return (not name.startswith("_")) if members is None else name in members
         if isinstance(obj, BaseException):
             return name == "args"
+        if name in FUNCTION_STATICS and self._trusted_function(obj):
+            return False
         if self._mine(obj) or kind in self._learner_classes:
             return True
         if isinstance(obj, type):
@@ -303,6 +320,15 @@ class Guards:
         if kind.__module__.startswith("triton"):
             return name in ("dtype", "element_ty", "to", "shape")
         return name in MEMBERS.get(kind, ())
+
+    def _trusted_function(self, obj):
+        """Whether ``obj`` is a Function minigrad defines (an op's, as a node's ``_forward_cls``), an
+        object of one, or ``super()`` from one. Its static ``forward``, ``backward`` and
+        ``setup_context`` take any ``ctx``: ``Mul.forward(node, x)`` would write on a node minigrad
+        built for trusted code. Graded code runs its own Functions' (``apply`` runs minigrad's, on a
+        ctx it makes)."""
+        owner = obj.__thisclass__ if type(obj) is super else obj if isinstance(obj, type) else type(obj)
+        return issubclass(owner, self._function) and owner not in self._learner_classes
 
     def _exposed(self, module, name):
         """Whether the exercise's policy lists ``module.name`` (``minigrad``): the member itself, a

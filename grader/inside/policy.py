@@ -37,9 +37,11 @@ POLICIES = {
                              "minigrad.ops.mat2_grad"]},
     "ex2_engine": {"minigrad": []},
     "ex3_freeing": {"writes": [("minigrad.function.BackwardFunction", "_saved")],
+                    "calls": [("minigrad.function.Node", "_release_saved")],
                     "minigrad": ["minigrad.engine.validate_outputs", "minigrad.function.ERR_BACKWARD_TWICE",
                                  "minigrad.function._FREED"]},
     "ex4_versions": {"writes": [("minigrad.tensor._VersionCounter", "version")],
+                     "calls": [("minigrad.tensor.Tensor", "_record_inplace"), ("minigrad.saved_tensors.SavedTensor", "_output")],
                      "minigrad": ["minigrad.function.ERR_MODIFIED", "minigrad.function.SavedTensor",
                                   "minigrad.function.anomaly_hint", "minigrad.function.op_name",
                                   "minigrad.function.tensor_description", "minigrad.grad_mode._state",
@@ -53,6 +55,7 @@ POLICIES = {
                                   ("minigrad.tensor.Tensor", "_version_counter"),
                                   ("minigrad.tensor.Tensor", "_is_inference")],
                        "records": ["minigrad.grad_mode._Mode"],
+                       "calls": [("minigrad.grad_mode._Mode", "_set")],
                        "minigrad": ["minigrad.grad_mode._Mode", "minigrad.grad_mode._state", "minigrad.tensor.Tensor",
                                     *TRAINING]},
     "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")], "minigrad": TRAINING,
@@ -84,6 +87,8 @@ POLICIES = {
                       "unaudited": "its checks draw (coursekit.viz: matplotlib, ipywidgets), which imports and reads frames"},
 }
 """What each exercise's parts need beyond the common policy: attributes they must set (``writes``);
+private methods of minigrad's they call, bound (``calls``, besides ``CALLS``: an engine frees every
+node it ran, ``_inplace`` records through ``_record_inplace``, a mode's ``_enter`` runs its ``_set``);
 the classes whose objects a part keeps its own record on (``records``: an object of one may take
 attributes of the learner's naming that its class does not define, so that what a part remembers,
 and under which name, is the learner's design, while the class's own attributes and methods stay
@@ -94,6 +99,10 @@ that it refuses, see harness.watch); the members of minigrad's modules graded co
 its locked cells import and its parts use; ``M.*``: every public member of module ``M`` but its
 submodules). Nothing else of minigrad is reachable by name: each trusted function graded code can
 reach is one ``tests/grading/test_reachable.py`` lists as reviewed."""
+
+CALLS = (("minigrad.function.Node", "_sequence_nr"),)
+"""Private methods of minigrad's graded code may call bound in every exercise (``Guards._private_method``):
+``node._sequence_nr()``, torch's name for a read of the node's number (an engine may order by it)."""
 
 BASES = ("minigrad.function.Function",)
 """The classes graded code may derive from, besides ``object`` and its own."""

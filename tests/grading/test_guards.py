@@ -81,6 +81,12 @@ ATTACKS = {
     # a node minigrad built for trusted code is no ctx of the learner's: not its data, not its methods
     "write-a-trusted-node": ("self.note = 1", "SumBackward0.note = ...", 2),
     "write-a-trusted-node-method": ("self.apply = None", "SumBackward0.apply = ...", 2),
+    # nor does minigrad write on it for the learner: an op's static forward takes any ctx, a private
+    # method writes the state of what it is bound to (some, of a foreign object it is given)
+    "trusted-op-forward": ("self._forward_cls.forward(self, None)", "Sum.forward", 2),
+    "trusted-op-backward-through-super": ("op = self._forward_cls\nsuper(op, op).backward", "super.backward", 3),
+    "private-method-of-a-node": ("self._save((), ())", "SumBackward0._save", 2),
+    "private-method-of-a-tensor": ("self._saved[0].tensor._take_history(self, 0)", "Tensor._take_history", 2),
 }
 # torch's autograd doing the learner's work, by route (issue 21, item 2)
 AUTOGRAD_ROUTES = {
