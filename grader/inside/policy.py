@@ -82,7 +82,8 @@ POLICIES = {
                        "unaudited": "Triton sets environment variables (os.putenv), imports and compiles while it runs",
                        "minigrad": ["minigrad.Tensor", "minigrad.function.Function",
                                     "minigrad.kernels.triton_logsumexp.block_size",
-                                    "minigrad.kernels.triton_softmax.SoftmaxGrad"]},
+                                    "minigrad.kernels.triton_softmax.SoftmaxGrad",
+                                    "minigrad.kernels.triton_softmax.softmax_backward"]},
     "ex10_capstone": {"minigrad": TRAINING,
                       "unaudited": "its checks draw (coursekit.viz: matplotlib, ipywidgets), which imports and reads frames"},
 }
