@@ -46,6 +46,20 @@ def max_score(root, exercise):
     return sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in source.cells)
 
 
+def graded_exercise(where, exercise):
+    """(folder, source notebook, reference solutions, torch's expected results) of ``exercise``'s
+    solutions, copied into ``where``: what in-process grading (``verdicts.run``) takes."""
+    from grader import verdicts
+    from grader.devices import grading_device
+
+    folder = where / exercise
+    shutil.copytree(ROOT / "solutions" / exercise, folder)
+    source = nbformat.read(folder / f"{exercise}.ipynb", as_version=4)
+    reference = verdicts.solution_cells(source, without_markers=True)
+    expected = verdicts.expected_results(folder, f"{exercise}.ipynb", where / "expected.json", grading_device(False))
+    return folder, source, reference, expected
+
+
 def reference_solutions(root, exercise):
     """The solution cells of the source notebook, without nbgrader's markers, by grade_id."""
     source = nbformat.read(root / "solutions" / exercise / f"{exercise}.ipynb", as_version=4)

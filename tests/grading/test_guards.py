@@ -12,9 +12,8 @@ import pytest
 
 from grader import verdicts
 from grader.build import ROOT
-from grader.devices import grading_device
 from grader.inside.graded_code import definitions, violation
-from support import flagged
+from support import flagged, graded_exercise
 
 EXERCISE = "ex3_freeing"
 PART = "BackwardFunction-_release_saved"
@@ -24,12 +23,7 @@ RIGHT = "    if self._saved:\n        self._saved = tuple(None if s is None else
 @pytest.fixture(scope="module")
 def exercise(tmp_path_factory):
     """(folder, source notebook, reference solutions, torch's expected results) of exercise 3."""
-    folder = tmp_path_factory.mktemp("guards") / EXERCISE
-    shutil.copytree(ROOT / "solutions" / EXERCISE, folder)
-    source = nbformat.read(folder / f"{EXERCISE}.ipynb", as_version=4)
-    reference = verdicts.solution_cells(source, without_markers=True)
-    expected = verdicts.expected_results(folder, f"{EXERCISE}.ipynb", folder.parent / "expected.json", grading_device(False))
-    return folder, source, reference, expected
+    return graded_exercise(tmp_path_factory.mktemp("guards"), EXERCISE)
 
 
 def release_saved(body):

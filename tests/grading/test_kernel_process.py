@@ -1,18 +1,15 @@
 """Exercise 9's kernels (issue 36, item 4): Triton compiles a kernel from its text, out of the run-time
-guards' reach, so the learner's kernels run in a process of their own (grader/kernels.py) and the
-static check (grader/graded_code.py) holds what a kernel's text may do. Each attack below got full
+guards' reach, so the learner's kernels run in a process of their own (grader/inside/kernel_process.py) and the
+static check (grader/inside/graded_code.py) holds what a kernel's text may do. Each attack below got full
 marks, unflagged, when the grading process ran Triton's interpreter itself."""
 import os
-import shutil
 
-import nbformat
 import pytest
 import torch
 
 from grader import verdicts
 from grader.inside import kernel_process
-from grader.build import ROOT
-from grader.devices import grading_device
+from support import graded_exercise
 
 if not torch.cuda.is_available():  # before Triton is imported, as in tests/engine/test_kernels.py
     os.environ["TRITON_INTERPRET"] = "1"
@@ -24,11 +21,7 @@ EXERCISE = "ex9_gpu_kernel"
 @pytest.fixture(scope="module")
 def exercise(tmp_path_factory):
     """(folder, source notebook, reference solutions, torch's expected results, cell numbers) of exercise 9."""
-    folder = tmp_path_factory.mktemp("kernels") / EXERCISE
-    shutil.copytree(ROOT / "solutions" / EXERCISE, folder)
-    source = nbformat.read(folder / f"{EXERCISE}.ipynb", as_version=4)
-    reference = verdicts.solution_cells(source, without_markers=True)
-    expected = verdicts.expected_results(folder, f"{EXERCISE}.ipynb", folder.parent / "expected.json", grading_device(False))
+    folder, source, reference, expected = graded_exercise(tmp_path_factory.mktemp("kernels"), EXERCISE)
     numbers = {c.metadata["nbgrader"]["grade_id"]: number for number, c in enumerate(source.cells, 1)
                if c.metadata.get("nbgrader", {}).get("solution")}
     return folder, source, reference, expected, numbers
