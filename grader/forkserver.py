@@ -42,8 +42,10 @@ class Server:
         # the staged packages alone on the path (-P: not the working folder, which jobs write)
         argv = [sys.executable, "-B", "-P", "-m", "inside.harness", "--serve", str(theirs.fileno()), str(_jobs_started)]
         path = {"PYTHONPATH": str(code)}
-        if "triton" in POLICIES.get(Path(folder).name, {}).get("modules", []):
+        policy = POLICIES.get(Path(folder).name, {})
+        if "triton" in policy.get("modules", []):
             argv.append("--kernels")  # exercise 9: each job runs its kernels in a process of its own
+        argv += [f"--import={module}" for module in policy.get("imports", [])]
         if sandboxed:
             from .sandbox import Limits, MemoryCgroup, wrap
 

@@ -254,8 +254,8 @@ def test_a_part_keeps_a_record_of_its_own_naming_but_sets_nothing_of_minigrads()
 AUDITED = {  # (the body of _release_saved, the audited event, its line in the cell)
     "exec-of-text": ("exec('found = 1')", "compile", 2),
     "compile": ("code = compile('1', 'mine', 'eval')", "compile", 2),
-    "import-a-new-module": ("import wave", "import", 2),
-    "open-a-file": ("open('/etc/hostname').read()", "open", 2),
+    "import-a-new-module": ("import wave", "import wave", 2),
+    "open-a-file": ("open('/etc/hostname').read()", "open /etc/hostname", 2),
     "ctypes": ("import ctypes\nctypes.CDLL(None)", "ctypes.dlopen", 3),
     "sys-getframe": ("import sys\nsys._getframe(0).f_back", "sys._getframe", 3),
     "traceback-frame": ("try:\n    1 / 0\nexcept ZeroDivisionError as error:\n    error.__traceback__.tb_frame",
@@ -264,7 +264,7 @@ AUDITED = {  # (the body of _release_saved, the audited event, its line in the c
     "code-object": ("_release_saved.__code__", "object.__getattr__", 2),
     "os-system": ("import os\nos.system('true')", "os.system", 3),
     "gc-walk": ("import gc\ngc.get_objects()", "gc.get_objects", 3),
-    "caught": ("try:\n    open('/etc/hostname')\nexcept BaseException:\n    pass", "open", 3),
+    "caught": ("try:\n    open('/etc/hostname')\nexcept BaseException:\n    pass", "open /etc/hostname", 3),
 }
 
 
