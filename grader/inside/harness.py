@@ -26,7 +26,8 @@ check by check, through the pipe ``FD``, which the grader reads while it runs:
     ["done"]
 
 The run-time guards are one layer; a grading process has a second, independent one: an audit hook
-(PEP 578, ``watch``), installed just before the first cell runs, which no code can remove. From
+(PEP 578, ``watch``), installed just before the first cell of learner code runs (the grader's setup
+cells before it load data and import what the checks use without it), which no code can remove. From
 then on every audited event is refused, whoever causes it (learner code, minigrad, torch, the
 standard library), except: ``exec`` of the code objects the grader sent (the cells), ``id()``, and
 frame and source reads by the few trusted functions that read the stack (``READERS``: the harness's
@@ -44,7 +45,7 @@ the guards off (``tests/grading/test_guards.py``). What it does not see: calls t
 such as ``os.write`` on a descriptor already open, which the guards and the sandbox keep from
 learner code. The learner's own kernel (Validate) has no hook: it runs only in the grading process.
 An exercise whose honest checks still raise events the hook refuses has none yet either: its policy
-says why (``unaudited`` in ``policy.POLICIES``: exercises 6, 9 and 10).
+says why (``unaudited`` in ``policy.POLICIES``: exercise 9).
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
 """
@@ -130,14 +131,16 @@ def serve(lib, fd, kernels=None):
     else:
         learner = Guards(job["policy"], report, learner_files, _getframe, kernels and kernels.jit).namespace()
     trusted = {"__name__": "__main__"}
-    if lib is minigrad and not (job["policy"] or {}).get("unaudited"):
-        for name in (job["policy"] or {}).get("modules", []):  # what the exercise imports beyond minigrad's
-            importlib.import_module(name)
-        minigrad.memory._ledger()  # started now, not by a gc walk once learner code ran
-        watch({code for _, code, _ in cells}, {raised_lines.__code__, Guards.deny.__code__,
-                                                *(reader.__code__ for reader in _readers(minigrad))},
-              lambda event, frame: report("audit", event, *_learner_line(frame, learner_files)))
+    audited = lib is minigrad and not (job["policy"] or {}).get("unaudited")
     for number, (kind, code, text) in enumerate(cells):
+        if audited and kind == "solution":  # learner code starts here: the grader's setup cells ran without the hook
+            audited = False
+            for name in (job["policy"] or {}).get("modules", []):  # what the exercise imports beyond minigrad's
+                importlib.import_module(name)
+            minigrad.memory._ledger()  # started now, not by a gc walk once learner code ran
+            watch({code for _, code, _ in cells}, {raised_lines.__code__, Guards.deny.__code__,
+                                                    *(reader.__code__ for reader in _readers(minigrad))},
+                  lambda event, frame: report("audit", event, *_learner_line(frame, learner_files)))
         send(["cell", number])
         if text is not None:
             linecache.cache[code.co_filename] = (len(text), None, text.splitlines(True), code.co_filename)
