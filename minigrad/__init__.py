@@ -23,42 +23,32 @@ bool = _torch.bool
 dtype, device, Size = _torch.dtype, _torch.device, _torch.Size
 
 
+def _function(name):
+    """``torch.<name>(input, ...)``: ``input.<name>(...)``, for a minigrad Tensor only, as torch checks
+    (``Tensor.<name>`` itself, given any object as ``self``, would treat it as a tensor)."""
+    method = getattr(Tensor, name)
 
-
-def _function(method):
-    """``torch.<name>(input, ...)``: ``input.<name>(...)``, for a minigrad Tensor only, as torch checks:
-    the method called unbound would take any object as ``self`` and treat it as a tensor."""
     def function(input, *args, **kwargs):
-        _tensors(method.__name__, input)
+        _tensors(name, input)
         return method(input, *args, **kwargs)
 
-    function.__name__ = function.__qualname__ = method.__name__
+    function.__name__ = function.__qualname__ = name
     function.__doc__ = method.__doc__
     return function
 
 
 def _tensors(name, *inputs):
-    for position, input in enumerate(inputs, 1):
+    """torch's TypeError for an argument that is not a tensor (``input``, then ``other``)."""
+    for position, (argument, input) in enumerate(zip(("input", "other"), inputs), 1):
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument (position {position}) must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                            f"not {type(input).__name__}")
 
 
 # torch.sum(x, ...) and friends: the same as x.sum(...).
-sum, mean, max, exp, log, relu, tanh, sigmoid = (Tensor.sum, Tensor.mean, Tensor.max, Tensor.exp, Tensor.log,
-                                                 Tensor.relu, Tensor.tanh, Tensor.sigmoid)
-abs, clone, t, transpose, reshape, unsqueeze, squeeze = (Tensor.abs, Tensor.clone, Tensor.t, Tensor.transpose,
-                                                         Tensor.reshape, Tensor.unsqueeze, Tensor.squeeze)
-mm, mv, dot, pow, add, sub, mul, div, neg = (Tensor.mm, Tensor.mv, Tensor.dot, Tensor.pow, Tensor.add, Tensor.sub,
-                                             Tensor.mul, Tensor.div, Tensor.neg)
-reciprocal, detach, is_inference = Tensor.reciprocal, Tensor.detach, Tensor.is_inference
-softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm, masked_fill = (
-    Tensor.softmax, Tensor.log_softmax, Tensor.round, Tensor.sqrt, Tensor.norm, Tensor.argmax, Tensor.unique, Tensor.bmm,
-    Tensor.masked_fill)
-(sum, mean, max, exp, log, relu, tanh, sigmoid, abs, clone, t, transpose, reshape, unsqueeze, squeeze, mm, mv, dot, pow,
- add, sub, mul, div, neg, reciprocal, detach, is_inference, softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm,
- masked_fill) = map(_function, (sum, mean, max, exp, log, relu, tanh, sigmoid, abs, clone, t, transpose, reshape,
-                                unsqueeze, squeeze, mm, mv, dot, pow, add, sub, mul, div, neg, reciprocal, detach,
-                                is_inference, softmax, log_softmax, round, sqrt, norm, argmax, unique, bmm, masked_fill))
+globals().update((name, _function(name)) for name in """
+    sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow add sub mul div
+    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax unique bmm masked_fill""".split())
 
 
 def is_tensor(obj):

@@ -260,9 +260,17 @@ def test_registering_refuses_a_foreign_self_and_a_name_that_is_not_new(call):
             getattr(minigrad.nn.Linear(1, 1), call)(name, value)
 
 
-def test_torch_functions_refuse_an_object_that_is_not_a_tensor():
+@pytest.mark.parametrize("call", [lambda lib: lib.detach(Learners()), lambda lib: lib.sum(Learners()),
+                                  lambda lib: lib.equal(lib.ones(1), Learners())], ids=["detach", "sum", "equal"])
+def test_torch_functions_refuse_an_object_that_is_not_a_tensor_as_torch_does(call):
+    """``minigrad.detach`` was ``Tensor.detach``: given any object, it treated it as a tensor."""
+    import torch
+
     import minigrad
 
-    with pytest.raises(TypeError, match=r"detach\(\): argument \(position 1\) must be Tensor, not Learners"):
-        minigrad.detach(Learners())
+    with pytest.raises(TypeError) as theirs:
+        call(torch)
+    with pytest.raises(TypeError) as ours:
+        call(minigrad)
+    assert str(ours.value) == str(theirs.value)
     assert minigrad.add(minigrad.tensor([1.0]), 2).tolist() == [3.0]
