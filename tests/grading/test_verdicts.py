@@ -186,11 +186,12 @@ def test_graded_code_keeps_what_minigrad_code_needs(code):
 
 
 def test_the_learners_definitions_come_with_their_text():
-    """Triton compiles a kernel from its source, which it asks ``inspect`` for: the definitions of a
-    solution cell reach the grading process with their text (and nothing else of the cell does)."""
+    """Exercise 9's kernels are sent to their process as text, which ``inspect`` finds: the definitions
+    of a solution cell reach the grading process with their text (and nothing else of the cell does).
+    (Exercise 9 has no audit hook, which would refuse ``inspect``'s reads in a test cell.)"""
     plan = [{"kind": "solution", "id": "part", "source": "def helper(lib):\n    return 1\nprint('dropped')"},
             {"kind": "test", "id": "t", "source": "import inspect\ncheck('source', lambda lib: inspect.getsource(helper))"}]
-    assert verdicts.run(FOLDER, plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1\n", False,
+    assert verdicts.run(ROOT / "solutions" / "ex9_gpu_kernel", plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1\n", False,
                                                                      []]]
 
 
