@@ -113,6 +113,10 @@ REVIEWED = {
     "minigrad.function.BackwardFunction._release_saved": "exercise 3's calls (its engine frees each node it ran): "
                                                          "drops the saved tensors of the node it is bound to; "
                                                          "graded, it is the learner's own part",
+    "minigrad.kernels.triton_logsumexp.block_size": PURE,
+    "minigrad.kernels.triton_softmax.softmax_backward": "exercise 9's backward kernel launched on the storage it is "
+                                                        "given, into a new tensor; takes no name, writes no attribute",
+    "minigrad.kernels.triton_softmax.SoftmaxGrad": "a Function: apply makes a node of its own; its statics are denied",
     "minigrad.ops.*.*": "an op's Function, a node's _forward_cls: apply makes a node of its own; its static forward, "
                         "backward and setup_context, which take any ctx, are denied (Guards._trusted_function)",
     "minigrad.saved_tensors.SavedTensor.unpack": "the saved tensor, or a new one rebuilt from the saved values with "
@@ -180,6 +184,8 @@ def reachable(exercise):
         pass
 
     guarded = guards.Guards(POLICIES[exercise], report, set(), sys._getframe)
+    for member in POLICIES[exercise]["minigrad"]:  # the modules graded code may import, imported or not by now
+        importlib.import_module(member.removesuffix(".*") if member.endswith(".*") else member.rsplit(".", 1)[0])
     queue = collections.deque((obj, 0) for obj in sample_graph(guarded))
     for name in sorted(guarded._allowed_imports | set(guarded._modules)):
         try:
