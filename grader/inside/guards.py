@@ -141,18 +141,16 @@ class Guards:
     """The guard functions for one submission's graded code, from ``policy`` (plain data: the
     exercise's entry of POLICIES); ``report(construct, filename, line)`` is told of each denial
     before it is raised. ``learner_files`` tells graded code's frames (their file names) apart.
-    ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now.
-    ``jit``: what graded code gets for ``triton.jit`` (while grading, ``kernel_process.Kernels.jit``:
-    no Triton compiles learner text in the grading process)."""
+    ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now."""
 
-    def __init__(self, policy, report, learner_files, frame, jit=None, aside=None):
+    def __init__(self, policy, report, learner_files, frame, aside=None):
         from pkgutil import resolve_name as resolve  # a module's member, or a class's (``MeanDim._backward_cls``)
 
         import torch
 
         import minigrad
 
-        self._report, self._files, self._frame, self._jit, self._aside = report, learner_files, frame, jit, aside
+        self._report, self._files, self._frame, self._aside = report, learner_files, frame, aside
         self._torch, self._minigrad_tensor = torch, minigrad.Tensor
         self._modules = {name: members for name, members in MODULES.items()  # Triton only where named
                          if not name.startswith("triton") or name in policy.get("modules", ())}
@@ -207,8 +205,6 @@ class Guards:
             self.deny("read", f"getattr({_describe(obj)}, {_describe(name)})")
         if name in ("format", "format_map") and type(obj) is str:
             return self._formatter.bound(obj, name)
-        if name == "jit" and self._jit and type(obj).__name__ == "module" and obj.__name__ == "triton":
-            return self._jit
         if not self._readable(obj, name):
             self._absent_or_denied(obj, name, default)
             return default[0]

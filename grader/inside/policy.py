@@ -78,7 +78,6 @@ POLICIES = {
                                     "minigrad.utils.checkpoint._StopRecomputation",
                                     "minigrad.utils.checkpoint._rng_state", "minigrad.utils.checkpoint._set_rng_state"]},
     "ex9_gpu_kernel": {"modules": ["triton", "triton.language"],
-                       "unaudited": "Triton's interpreter, running minigrad's own kernels here, reads code objects",
                        "minigrad": ["minigrad.Tensor", "minigrad.function.Function",
                                     "minigrad.kernels.triton_logsumexp.block_size",
                                     "minigrad.kernels.triton_softmax.SoftmaxGrad",
@@ -93,8 +92,7 @@ attributes of the learner's naming that its class does not define, so that what 
 and under which name, is the learner's design, while the class's own attributes and methods stay
 minigrad's; a grad mode's ``_args``, a frame's ``pack``); bases a learner's class may derive from
 besides ``BASES`` (``bases``: exercise 8's early stop may be an exception of the learner's own);
-torch members; why the grading process has no audit hook yet (``unaudited``: what honest checks do
-that it refuses, see harness.watch); what torch imports lazily while the checks run, which the grading
+torch members; what torch imports lazily while the checks run, which the grading
 server imports before any job (``imports``: the hook refuses an import once learner code runs); the members of minigrad's modules graded code may read or import (``minigrad``: what
 its locked cells import and its parts use; ``M.*``: every public member of module ``M`` but its
 submodules). Nothing else of minigrad is reachable by name: each trusted function graded code can

@@ -13,7 +13,7 @@ import pytest
 from grader import verdicts
 from grader.build import ROOT
 from grader.inside.graded_code import definitions, violation
-from support import flagged, graded_exercise
+from support import flagged, graded_exercise, unguarded  # noqa: F401 - a fixture
 
 EXERCISE = "ex3_freeing"
 PART = "BackwardFunction-_release_saved"
@@ -266,16 +266,6 @@ AUDITED = {  # (the body of _release_saved, the audited event, its line in the c
     "gc-walk": ("import gc\ngc.get_objects()", "gc.get_objects", 3),
     "caught": ("try:\n    open('/etc/hostname')\nexcept BaseException:\n    pass", "open /etc/hostname", 3),
 }
-
-
-@pytest.fixture
-def unguarded(monkeypatch):
-    """The first layer off: no static check, and the learner's cells compiled as the torch run's (no
-    guards, every builtin)."""
-    compiled = verdicts.compiled
-    monkeypatch.setattr(verdicts, "violation", lambda tree, where: None)
-    monkeypatch.setattr(verdicts, "compiled", lambda cells, numbers, exercise, guarded:
-                        compiled(cells, numbers, exercise, guarded=False))
 
 
 @pytest.mark.parametrize("attack", sorted(AUDITED))
