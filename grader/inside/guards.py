@@ -35,6 +35,7 @@ construct: verdicts.DENIALS). Names the guards use are reserved: graded code can
 starts and ends with ``_``.
 """
 import ast
+import collections
 import operator
 import re
 import string
@@ -220,6 +221,8 @@ class Guards:
             self.deny("read", f"{_describe(obj)}.{name}")
         if isinstance(obj, BaseException) and name == "args":
             return tuple(v if type(v) in (str, int, float, bool, type(None)) else str(v) for v in value)
+        if isinstance(value, (list, dict, set, collections.deque)) and self._mine(obj) and not self.writable(obj, name):
+            return _frozen(value)  # a container minigrad keeps (a tensor's hooks): graded code may look, not change
         return value
 
     def _unbound(self, obj, name, value):
@@ -307,8 +310,6 @@ class Guards:
             return name in ("values", "indices")
         if kind is super:  # what a learner's or minigrad's class inherits; not super(torch.Tensor, t)
             return obj.__thisclass__ in self._learner_classes or self._mine(obj.__thisclass__)
-        import collections
-
         if kind in (collections.defaultdict, collections.OrderedDict, collections.Counter):
             return name in MEMBERS[dict] or name in ("most_common", "default_factory")
         if kind is collections.deque:
@@ -459,9 +460,25 @@ class _Print:
         return ""
 
 
-UNWRITABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range)
+UNWRITABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range, types.MappingProxyType)
 """Types whose instances take no attribute and no item: a write to one fails by itself, as in Python
 (``holder.value = ...`` on a holder that is None), and costs only the checks that meet it."""
+
+
+def _frozen(value):
+    """A container minigrad keeps, as graded code reads it: a read-only copy, the containers in it
+    frozen too (lists and deques as tuples, dicts of any kind as mapping proxies, sets as frozensets;
+    a tuple of another type, such as torch.Size, as it is), so that nothing graded
+    code does with it (an item written, ``append``, ``heapq.heappush``, ``list.append(kept, x)``)
+    changes minigrad's; anything else in it as it is."""
+    if type(value) is tuple or isinstance(value, (list, collections.deque)):
+        items = tuple(_frozen(item) for item in value)
+        return value if type(value) is tuple and all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, dict):
+        return types.MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, set):
+        return frozenset(value)
+    return value
 
 
 class _Writer:

@@ -128,6 +128,35 @@ REVIEWED = {
     "minigrad.tensor.Tensor._record_inplace": "exercise 4's calls (_inplace's path): records an in-place edit of the "
                                               "tensor it is bound to (a view: and its base) with one of minigrad's "
                                               "in-place ops, refusing any other function",
+    "minigrad.function.AccumulateGrad.apply": "a leaf's node: called, accumulates the gradient given into its "
+                                              "leaf's .grad, as backward() does",
+    "minigrad.function.*.name": "torch's node.name(): reads the node's name",
+    "minigrad.views.*.name": "torch's node.name(): reads the node's name",
+    "minigrad.views.AsStridedBackward0": "a view's node: called, runs its own backward on the gradients given, as "
+                                        "the engine does",
+    "minigrad.views.CopySlices": "the node of a base edited through a view: as AsStridedBackward0",
+    "minigrad.views.*.apply": "as the node itself",
+    "minigrad.function.Node._release_saved": "exercise 3's calls (its engine frees each node it ran): drops what "
+                                             "the node it is bound to saved",
+    "minigrad.views.CopySlices._release_saved": "exercise 3's calls, as Node._release_saved",
+    "minigrad.utils.hooks.RemovableHandle.remove": "torch's handle.remove(): unregisters the hook the handle was "
+                                                   "made for (graded code holds only the handles its own "
+                                                   "register_hook calls return)",
+    "builtins.frozenset.*": PURE,
+    "minigrad.grad_mode.no_grad._set": "exercise 5's calls (a mode's _enter runs its _set): sets the grad mode that "
+                                       "mode object stands for",
+    # where an exercise trains (policy.TRAINING): torch's nn and optim API, bound to what graded code holds
+    "minigrad.nn.module.Module.*": "torch's Module API bound to a module graded code holds: reads it, or changes "
+                                   "that module's own parameters, buffers and flags as torch lets any code "
+                                   "(register_parameter, register_buffer and add_module take a new name on a "
+                                   "Module only, as torch's)",
+    "minigrad.nn.linear.Linear.*": "as Module's: Linear's forward, its repr, its parameters' reset",
+    "minigrad.optim.optimizer.Optimizer.*": "torch's optimizer API bound to an optimizer graded code holds: steps "
+                                            "and zeroes the parameters it was given, adds a group of them",
+    "collections.defaultdict.*": "exercise 6's optimizer state, which its part keeps (policy writes: Optimizer.state): "
+                                 "a dict of the parameters' entries",
+    "builtins.dict": "that state's default_factory: makes a new dict",
+    "builtins.mappingproxy.*": "reads a dict minigrad keeps, as graded code gets it: read-only (guards._frozen)",
     "grader.inside.guards.Scale": "the sample's learner Function (made by Guards.metaclass)",
     f"{__name__}.sample_graph.<locals>.*": "the sample's learner Function's forward and backward",
 }
@@ -160,10 +189,12 @@ def qualified(value):
     return f"{module}.{getattr(function, '__qualname__', type(function).__qualname__)}"
 
 
-def sample_graph(guarded):
+def sample_graph(guarded, policy):
     """Objects minigrad makes at run time that graded code is handed: a leaf and the torch tensor it
-    keeps, an op's output, its node and a saved tensor of it, the output of a learner's Function
-    (made as graded code makes its classes, ``Guards.metaclass``) and its ctx."""
+    keeps, an op's output, its node, the leaf's AccumulateGrad and a saved tensor of it, a view, its
+    node and one edited in place, a hook's handle, a grad mode, the output of a learner's Function
+    (made as graded code makes its classes, ``Guards.metaclass``) and its ctx; and where the exercise
+    trains (``policy.TRAINING``), a layer, its parameter and an optimizer."""
     import minigrad
 
     def forward(ctx, x):
@@ -176,8 +207,15 @@ def sample_graph(guarded):
     scale = guarded.metaclass("Scale", (minigrad.function.Function,),
                               {"forward": staticmethod(forward), "backward": staticmethod(backward)})
     leaf = minigrad.tensor([[1.0, 2.0]], requires_grad=True)
-    product, scaled = leaf * leaf, scale.apply(leaf)
-    return [leaf, leaf._data, product, product.grad_fn, product.grad_fn._saved[0], scaled, scaled.grad_fn]
+    product, scaled, view = leaf * leaf, scale.apply(leaf), leaf[:, :1]
+    edited = leaf.clone()[:, :1].mul_(2)
+    samples = [leaf, leaf._data, product, product.grad_fn, product.grad_fn.next_functions[0][0],
+               product.grad_fn._saved[0], scaled, scaled.grad_fn, view, view.grad_fn, edited, edited.grad_fn,
+               leaf.register_hook(lambda grad: grad), minigrad.no_grad()]
+    if "minigrad.nn.*" in policy["minigrad"]:
+        layer = minigrad.nn.Linear(2, 1)
+        samples += [layer, layer.weight, minigrad.optim.SGD(layer.parameters(), lr=0.1)]
+    return samples
 
 
 def reachable(exercise, monkeypatch):
@@ -192,7 +230,7 @@ def reachable(exercise, monkeypatch):
         import triton
 
         monkeypatch.setattr(triton, "jit", kernel_process.Kernels(None, None).jit)
-    queue = collections.deque((obj, 0) for obj in sample_graph(guarded))
+    queue = collections.deque((obj, 0) for obj in sample_graph(guarded, POLICIES[exercise]))
     for name in sorted(guarded._allowed_imports | set(guarded._modules)):
         try:
             guarded.import_(name)
@@ -210,7 +248,7 @@ def reachable(exercise, monkeypatch):
                 continue
             try:
                 value = guarded.getattr(obj, name)
-            except (guards.Denied, AttributeError):
+            except (guards.Denied, AttributeError, RuntimeError):  # RuntimeError: a property this object has no value for (a 1-d tensor's mT)
                 continue
             if callable(value):
                 found.setdefault(qualified(value), f"{guards._describe(obj)}.{name}")
