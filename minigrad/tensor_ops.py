@@ -199,8 +199,24 @@ class TensorOps:
     def transpose(self, dim0, dim1):
         return ops.Transpose.apply(self, dim0, dim1)
 
+    def transpose_(self, dim0, dim1):
+        """``transpose`` in place: this tensor takes new sizes and strides on the same memory (its
+        storage becomes a transposed view, so that its ``detach()`` and ``.data`` keep theirs, as in
+        torch). An in-place op otherwise (``_inplace``): a version more, recorded as TransposeBackward1
+        after the in-place checks. An inference tensor is transposed and then, outside inference mode,
+        refused before any of autograd's checks, as torch does for this op."""
+        def storage_op(data, dim0, dim1):
+            self._data = data.transpose(dim0, dim1)
+        if self._is_inference:
+            return self._mutate(storage_op, dim0, dim1)
+        return self._inplace(ops.TransposeInplace, storage_op, dim0, dim1)
+
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))
+
+    def view_as(self, other):
+        """As torch's, which is ``view(other.size())``: a ViewBackward0 node."""
+        return self.view(other.shape)
 
     def reshape(self, *shape):
         shape = _shape_arg(shape)

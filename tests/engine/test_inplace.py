@@ -146,6 +146,45 @@ def test_in_place_through_a_view_of_a_non_leaf_rebases_the_base():
     assert_same(in_place_through_a_view_of_a_non_leaf, close=True)
 
 
+TRANSPOSED = {
+    "non-leaf": lambda torch, x: x.clone(),
+    "leaf requiring grad": lambda torch, x: x,
+    "view of a non-leaf": lambda torch, x: x.clone()[:],
+    "view of a leaf": lambda torch, x: x[:],
+    "view made under no_grad": lambda torch, x: _view_under_no_grad(torch, x.clone()),
+    "plain tensor": lambda torch, x: x.detach().clone(),
+}
+
+
+def _view_under_no_grad(torch, base):
+    with torch.no_grad():
+        return base[:]
+
+
+def transposed_in_place(torch, target, then):
+    """``t.transpose_(0, 1)``, then an edit of its base or of t itself, then backward through t."""
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    t = TRANSPOSED[target](torch, x)
+    detached, base = t.detach(), t._base
+    seen = [outcome(lambda: t.transpose_(0, 1) is t), t.shape, detached.shape, t._version, outcome(lambda: t.grad_fn)]
+    if then == "base edited" and base is not None:
+        seen.append(outcome(lambda: base.add_(1)))
+    elif then == "edited":
+        seen.append(outcome(lambda: t.mul_(2)))
+    seen += [outcome(lambda: t.grad_fn), outcome(lambda: graph_signature(base if base is not None else t))]
+    if t.requires_grad:
+        seen.append(outcome(lambda: (t * torch.arange(6.).view(t.shape)).sum().backward()))
+    return seen, x.grad, t
+
+
+@pytest.mark.parametrize("then", ["nothing", "base edited", "edited"])
+@pytest.mark.parametrize("target", TRANSPOSED)
+def test_transpose_in_place(target, then):
+    """transpose_ changes the tensor's sizes, not its memory (nor its detach()'s sizes): a version more,
+    TransposeBackward1 on its history after the in-place checks, a view's base keeping its node."""
+    assert_same(transposed_in_place, target, then)
+
+
 # --- "modified by an inplace operation" ----------------------------------------------------------
 
 def _exp_output_edited(torch, times):
