@@ -2,7 +2,7 @@
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import torch
 
-from . import ops
+from . import grad_mode, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -213,6 +213,26 @@ class TensorOps:
 
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))
+
+    def resize_(self, *size):
+        size = _shape_arg(size)
+        return self._resize(lambda data: data.resize_(size))
+
+    def resize_as_(self, other):
+        return self._resize(lambda data: data.resize_as_(other._data))
+
+    def _resize(self, resize):
+        """torch's resize_: refused for a tensor that requires grad (under no_grad too; not in inference
+        mode, where autograd's kernels don't run). The tensor's storage becomes a resized tensor on the
+        same memory (its detach() keeps its size, as in torch); when the size changed, this is an
+        in-place edit (``_mutate``: a version more, or an inference tensor refused outside inference mode)."""
+        if self.requires_grad and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError("cannot resize variables that require grad")
+        resized = resize(self._data.new_empty(0).set_(self._data))
+        if resized.shape == self.shape:
+            self._data = resized
+            return self
+        return self._mutate(lambda data: setattr(self, "_data", resized))
 
     def view_as(self, other):
         """As torch's, which is ``view(other.size())``: a ViewBackward0 node."""
