@@ -2944,7 +2944,8 @@ class TestAutogradInferenceMode(TestCase):
                 with torch.inference_mode():
                     c = torch.ones(1, 2, 3, requires_grad=requires_grad)
                 if not requires_grad:  # upstream leaves the leaf that requires grad alone
-                    with self.assertRaisesRegex(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
+                    with self.assertRaisesRegex(RuntimeError, "Inplace update to inference tensor outside "
+                                                              "InferenceMode"):
                         edit(c)
 
     def test_inference_mode_inf_tensor_in_normal_mode_view_op(self):
