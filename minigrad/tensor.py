@@ -428,8 +428,6 @@ class Tensor(TensorOps):
         if function is ops.TransposeInplace:  # the same memory, new sizes and strides: a view's base keeps its node
             self._data = result._data
             self._take_history(result._grad_fn, 0)
-            if self._view is not None:  # the node is this view's grad_fn at the version _inplace now gives it
-                self._view.version = self._version_counter.version + 1
             return
         self._data.copy_(result._data)
         if self._version_counter is None:  # an inference tensor: edited, then refused (grad mode is off inside)
