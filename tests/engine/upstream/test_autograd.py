@@ -14,7 +14,7 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 344 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
-tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, view_as, select, chunk
+tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, select, chunk
 or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
 Not copied: each test is written anew, in this file's own code, to set up and check what the
