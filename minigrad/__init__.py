@@ -45,10 +45,31 @@ def _tensors(name, *inputs):
                             f"not {type(input).__name__}")
 
 
+def _with_out(name):
+    """``torch.<name>(input, other, out=t)``: torch's kernel writes into t's storage (resizing and casting
+    it, with torch's warnings and errors), an in-place edit of t that autograd does not record, so
+    refused where autograd would have to (grad mode on and an argument that requires grad)."""
+    function = _function(name)
+
+    def with_out(input, other, *, out=None, **kwargs):
+        if out is None:
+            return function(input, other, **kwargs)
+        _tensors(name, input)
+        if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in (input, other, out)):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                               "but one of the arguments requires grad.")
+        other = other._data if isinstance(other, Tensor) else other
+        return out._mutate(lambda data: getattr(_torch, name)(input._data, other, out=data, **kwargs))
+
+    with_out.__name__ = with_out.__qualname__ = name
+    return with_out
+
+
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
-    sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow add sub mul div
+    sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
     neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax unique bmm masked_fill""".split())
+globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 
 def is_tensor(obj):

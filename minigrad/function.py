@@ -424,7 +424,7 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward with grad mode off, as torch does. When grad mode is on and an input requires
         grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input
-        (but a view of an inference tensor records nothing: it is an inference tensor too).
+        (but a view of an inference tensor records nothing: it is an inference tensor, not a view).
         Keyword arguments count as inputs (before torch 2.13, apply refuses them)."""
         if kwargs and not releases.APPLY_TAKES_KEYWORDS:
             raise TypeError("apply() takes no keyword arguments")
@@ -448,9 +448,9 @@ class Function:
         if type(out) is not torch.Tensor:
             return _wrap_outputs(cls, ctx, record, inputs, out)
         result = Tensor(out, grad_fn=ctx if record else None)
-        if cls.is_view:
+        if cls.is_view and not args[0]._is_inference:
             result._become_view_of(args[0])
-        elif state.inference:
+        elif state.inference or cls.is_view:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
             ctx._save((out,), (result,))

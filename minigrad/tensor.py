@@ -120,6 +120,9 @@ class Tensor(TensorOps):
     def _base(self):
         return None if self._view is None else self._view.base
 
+    def _is_view(self):
+        return self._view is not None
+
     def _become_view_of(self, source):
         """Make this new tensor a view of ``source``: the same version counter and base. Made with grad
         mode off (or from such a view) it has no grad_fn, and requires grad only as its base does
@@ -418,11 +421,17 @@ class Tensor(TensorOps):
         view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
         else (a learner's object, whose ``apply`` could hand back any node) is refused."""
         if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
-                            ops.Copy, ops.FillTensor):
+                            ops.Copy, ops.FillTensor, ops.TransposeInplace):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
+        if function is ops.TransposeInplace:  # the same memory, new sizes and strides: a view's base keeps its node
+            self._data = result._data
+            self._take_history(result._grad_fn, 0)
+            return
         self._data.copy_(result._data)
+        if self._version_counter is None:  # an inference tensor: edited, then refused (grad mode is off inside)
+            raise RuntimeError(ERR_INFERENCE_INPLACE)
         if self._view is None:
             self._take_history(result._grad_fn, 0)
         else:

@@ -2,7 +2,7 @@
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import torch
 
-from . import ops
+from . import grad_mode, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -199,8 +199,49 @@ class TensorOps:
     def transpose(self, dim0, dim1):
         return ops.Transpose.apply(self, dim0, dim1)
 
+    def transpose_(self, dim0, dim1):
+        """``transpose`` in place: this tensor takes new sizes and strides on the same memory (its
+        storage becomes a transposed view, so that its ``detach()`` and ``.data`` keep theirs, as in
+        torch). An in-place op otherwise (``_inplace``): a version more, recorded as TransposeBackward1
+        after the in-place checks; recorded on a view, that node stays its grad_fn (the memory did not
+        change: nothing to rebuild) and its base keeps its own. An inference tensor is transposed and
+        then, outside inference mode, refused before any of autograd's checks, as torch does for this op."""
+        def storage_op(data, dim0, dim1):
+            self._data = data.transpose(dim0, dim1)
+        if self._is_inference:
+            return self._mutate(storage_op, dim0, dim1)
+        before = self._grad_fn
+        self._inplace(ops.TransposeInplace, storage_op, dim0, dim1)
+        if self._view is not None and self._grad_fn is not before:  # recorded: the view's grad_fn, up to date
+            self._view.version = self._version_counter.version
+        return self
+
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))
+
+    def view_as(self, other):
+        """As torch's, which is ``view(other.size())``: a ViewBackward0 node."""
+        return self.view(other.shape)
+
+    def resize_(self, *size):
+        size = _shape_arg(size)
+        return self._resize(lambda data: data.resize_(size))
+
+    def resize_as_(self, other):
+        return self._resize(lambda data: data.resize_as_(other._data))
+
+    def _resize(self, resize):
+        """torch's resize_: refused for a tensor that requires grad (under no_grad too; not in inference
+        mode, where autograd's kernels don't run). The tensor's storage becomes a resized tensor on the
+        same memory (its detach() keeps its size, as in torch); when the size changed, this is an
+        in-place edit (``_mutate``: a version more, or an inference tensor refused outside inference mode)."""
+        if self.requires_grad and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError("cannot resize variables that require grad")
+        resized = resize(self._data.new_empty(0).set_(self._data))
+        if resized.shape == self.shape:
+            self._data = resized
+            return self
+        return self._mutate(lambda data: setattr(self, "_data", resized))
 
     def reshape(self, *shape):
         shape = _shape_arg(shape)

@@ -3,6 +3,7 @@ which in-place ops autograd refuses, how it rebases a non-leaf's grad_fn, and th
 when a saved tensor was modified."""
 import contextlib
 import operator
+import warnings
 
 import pytest
 
@@ -144,6 +145,120 @@ def in_place_through_a_view_of_a_non_leaf(torch):
 def test_in_place_through_a_view_of_a_non_leaf_rebases_the_base():
     """``y[0].mul_(2)`` on a non-leaf y: torch records it on y as CopySlices and backpropagates through it."""
     assert_same(in_place_through_a_view_of_a_non_leaf, close=True)
+
+
+TRANSPOSED = {
+    "non-leaf": lambda torch, x: x.clone(),
+    "leaf requiring grad": lambda torch, x: x,
+    "view of a non-leaf": lambda torch, x: x.clone()[:],
+    "view of a leaf": lambda torch, x: x[:],
+    "view made under no_grad": lambda torch, x: _view_under_no_grad(torch, x.clone()),
+    "plain tensor": lambda torch, x: x.detach().clone(),
+}
+
+
+def _view_under_no_grad(torch, base):
+    with torch.no_grad():
+        return base[:]
+
+
+def transposed_in_place(torch, target, then):
+    """``t.transpose_(0, 1)``, then an edit of its base or of t itself, then backward through t."""
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    t = TRANSPOSED[target](torch, x)
+    detached, base = t.detach(), t._base
+    seen = [outcome(lambda: t.transpose_(0, 1) is t), t.shape, detached.shape, t._version, outcome(lambda: t.grad_fn)]
+    if then == "base edited" and base is not None:
+        seen.append(outcome(lambda: base.add_(1)))
+    elif then == "edited":
+        seen.append(outcome(lambda: t.mul_(2)))
+    seen += [outcome(lambda: t.grad_fn), outcome(lambda: graph_signature(base if base is not None else t))]
+    if t.requires_grad:
+        seen.append(outcome(lambda: (t * torch.arange(6.).view(t.shape)).sum().backward()))
+    return seen, x.grad, t
+
+
+@pytest.mark.parametrize("then", ["nothing", "base edited", "edited"])
+@pytest.mark.parametrize("target", TRANSPOSED)
+def test_transpose_in_place(target, then):
+    """transpose_ changes the tensor's sizes, not its memory (nor its detach()'s sizes): a version more,
+    TransposeBackward1 on its history after the in-place checks, a view's base keeping its node."""
+    assert_same(transposed_in_place, target, then)
+
+
+RESIZED = {
+    "plain tensor": lambda torch: torch.arange(6.).view(2, 3).clone(),
+    "leaf requiring grad": lambda torch: torch.arange(6.).view(2, 3).requires_grad_(),
+    "non-leaf": lambda torch: torch.arange(6.).view(2, 3).requires_grad_().clone(),
+    "view of a non-leaf": lambda torch: torch.arange(6.).view(2, 3).requires_grad_().clone()[:],
+    "inference tensor": lambda torch: _in_inference_mode(torch, lambda: torch.arange(6.).view(2, 3).clone()),
+}
+RESIZES = {
+    "resize_(6)": lambda t: t.resize_(6),
+    "resize_(2, 3)": lambda t: t.resize_(2, 3),
+    "resize_as_": lambda t: t.resize_as_(t.new_ones((2, 2))),
+}
+MODES = {
+    "grad mode": contextlib.nullcontext,  # nullcontext(torch): no mode
+    "no_grad": lambda torch: torch.no_grad(),
+    "inference_mode": lambda torch: torch.inference_mode(),
+}
+
+
+def _in_inference_mode(torch, make):
+    with torch.inference_mode():
+        return make()
+
+
+def resized(torch, target, resize, mode):
+    t = RESIZED[target](torch)
+    detached = t.detach()
+    with MODES[mode](torch):
+        result = outcome(lambda: RESIZES[resize](t) is t)
+    return result, t.shape, detached.shape, outcome(lambda: t._version), t
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("resize", RESIZES)
+@pytest.mark.parametrize("target", RESIZED)
+def test_resize(target, resize, mode):
+    """resize_ and resize_as_: refused for a tensor that requires grad but in inference mode; a version
+    more only when the size changes (an inference tensor refused outside inference mode only then)."""
+    assert_same(resized, target, resize, mode)
+
+
+OUT = {
+    "same shape": lambda torch: torch.zeros(2),
+    "another shape": lambda torch: torch.zeros(3),
+    "another dtype": lambda torch: torch.zeros(2, dtype=torch.long),
+    "requiring grad": lambda torch: torch.zeros(2, requires_grad=True),
+    "inference tensor": lambda torch: _in_inference_mode(torch, lambda: torch.zeros(2)),
+}
+
+
+def written_out(torch, name, out, mode, input_requires_grad):
+    x = torch.tensor([1., 2.], requires_grad=input_requires_grad)
+    target = OUT[out](torch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with MODES[mode](torch):
+            result = outcome(lambda: getattr(torch, name)(x, torch.tensor([3., 4.]), out=target) is target)
+    return result, target, outcome(lambda: target._version), flags_of(target), [str(w.message) for w in caught]
+
+
+def flags_of(t):
+    return t.requires_grad, t.grad_fn, t.is_leaf
+
+
+@pytest.mark.parametrize("input_requires_grad", [False, True])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("out", OUT)
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_out_argument(name, out, mode, input_requires_grad):
+    """``torch.mul(a, b, out=t)`` writes into t as torch's kernel does (resizing with its warning, its
+    dtype error), a version more; refused with grad mode on when an argument requires grad, and for an
+    inference tensor outside inference mode."""
+    assert_same(written_out, name, out, mode, input_requires_grad)
 
 
 # --- "modified by an inplace operation" ----------------------------------------------------------

@@ -58,7 +58,7 @@ REVIEWED = {
     "minigrad.tensor.Tensor": "makes a tensor of its own from values; learner classes may not derive from it",
     "minigrad.tensor_ops.matmul": "torch.matmul: a new tensor from two tensors",
     "minigrad.*": "torch.<op>(input, ...): refuses an input that is not a minigrad Tensor (minigrad._function), "
-                  "then runs input.<op>(...): a new tensor",
+                  "then runs input.<op>(...): a new tensor; add, sub, mul and div with out=t write t's values instead",
     "minigrad.creation.*": "torch's factories (tensor, zeros, ...): a new tensor from values",
     "minigrad.creation._*factory.<locals>.create": "torch's factories (arange, ones_like, ...), as above",
     "minigrad.autograd.anomaly_mode.is_anomaly_*": "reads the anomaly switch",
@@ -110,6 +110,10 @@ REVIEWED = {
     "torch.Size.*": PURE, "builtins.dict.*": "a dict's own items",
     "weakref.ReferenceType": "a leaf's weak reference to its accumulator node: called, returns that node",
     "minigrad.tensor_ops.TensorOps.*": "torch's tensor ops bound to a tensor: a new tensor, recorded as torch records it",
+    "minigrad.tensor_ops.TensorOps.transpose_": "torch's in-place Tensor API bound to a tensor graded code holds: "
+                                                "that tensor's sizes, as torch lets any code change them",
+    "minigrad.tensor_ops.TensorOps.resize_": "the same: that tensor's sizes",
+    "minigrad.tensor_ops.TensorOps.resize_as_": "the same: that tensor's sizes",
     "minigrad.function.*Backward*": "a node: called, runs its own backward on the gradients given, as the engine does",
     "minigrad.function.Node._sequence_nr": "CALLS, torch's node._sequence_nr(): reads the node's number",
     "minigrad.function.BackwardFunction._release_saved": "exercise 3's calls (its engine frees each node it ran): "

@@ -295,18 +295,6 @@ NOT_PORTED = {
         "test_saved_same_tensor_different_versions", "test_with_math_views", "test_with_out_variant",
         "test_backward_out_of_context", "test_disallow_nesting", "test_inplace_foreach"],
         "torch.autograd.graph.allow_mutation_on_saved_tensors"),
-    "TestAutogradInferenceMode": {
-        "test_inference_mode_inf_tensor_in_inf_mode_inplace_op": ops("transpose_", "resize_"),
-        "test_inference_mode_inf_tensor_in_normal_mode_inplace_op": ops("transpose_"),
-        "test_inference_mode_inf_tensor_in_normal_mode_view_op": "Tensor._is_view",
-        "test_normal_tensor_inplace_output_in_inference_mode": ops("transpose_"),
-        "test_normal_tensor_view_output_in_inference_mode": "Tensor._is_view",
-        "test_normal_tensor_view_output_in_normal_mode": "Tensor._is_view",
-        "test_mix_inference_and_normal_tensor_inplace_op": "out= arguments",
-        "test_mix_inference_and_normal_tensor_view_op": ops("view_as"),
-        "test_inference_mode_handle_direct_view_on_rebase": ops("view_as", "transpose_"),
-        "test_inference_mode_handle_indirect_view_on_rebase": ops("transpose_"),
-    },
     "TestAutogradStreamSynchronization": dict.fromkeys([
         "test_consumer_to_single_producer_case_2_correctness",
         "test_consumer_to_single_producer_case_3_correctness_non_default_ambient_stream",

@@ -14,7 +14,7 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 344 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
-tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, view_as, select, chunk
+tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, select, chunk
 or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
 Not copied: each test is written anew, in this file's own code, to set up and check what the
@@ -2909,6 +2909,19 @@ class TestAutogradInferenceMode(TestCase):
                 self.assertTrue(torch.is_inference(out))
                 self.assertFalse(out.requires_grad)
 
+    def test_inference_mode_inf_tensor_in_inf_mode_inplace_op(self):
+        @torch.inference_mode()
+        def check(edit):
+            for requires_grad in (True, False):
+                c = torch.ones(1, 2, 3, requires_grad=requires_grad)
+                edit(c)  # an inference tensor edited in inference mode stays one
+                self.assertTrue(torch.is_inference(c))
+                self.assertEqual(c.requires_grad, requires_grad)
+
+        for edit in (lambda t: t.add_(2), lambda t: t.transpose_(0, 1), lambda t: t.resize_(1, 2),
+                     lambda t: t.resize_as_(torch.ones(1, 2)), lambda t: t.copy_(torch.ones(1, 2, 3))):
+            check(edit)
+
     def test_inference_mode_inf_tensor_in_inf_mode_view_op(self):
         with torch.inference_mode():
             for requires_grad in (True, False):
@@ -2925,8 +2938,80 @@ class TestAutogradInferenceMode(TestCase):
         self.assertFalse(out.requires_grad)
         self.assertTrue(out.is_leaf)
 
+    def test_inference_mode_inf_tensor_in_normal_mode_inplace_op(self):
+        for edit in (lambda t: t.add_(2), lambda t: t.transpose_(0, 1)):
+            for requires_grad in (False, True):
+                with torch.inference_mode():
+                    c = torch.ones(1, 2, 3, requires_grad=requires_grad)
+                if not requires_grad:  # upstream leaves the leaf that requires grad alone
+                    with self.assertRaisesRegex(RuntimeError, "Inplace update to inference tensor outside "
+                                                              "InferenceMode"):
+                        edit(c)
+
+    def test_inference_mode_inf_tensor_in_normal_mode_view_op(self):
+        for requires_grad in (True, False):
+            with torch.inference_mode():
+                c = torch.ones(1, 2, 3, requires_grad=requires_grad)
+            view = c.view(-1)  # made outside inference mode: still an inference tensor, and no view
+            self.assertTrue(torch.is_inference(view))
+            self.assertFalse(view.requires_grad)
+            self.assertFalse(view._is_view())
+            self.assertTrue(view.is_leaf)
+
+    def test_normal_tensor_inplace_output_in_inference_mode(self):
+        for edit in (lambda t: t.add_(2), lambda t: t.transpose_(0, 1)):
+            for requires_grad in (True, False):
+                a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+                with torch.inference_mode():
+                    for _ in range(2):  # edited, then edited again: still a normal tensor
+                        edit(a)
+                        self.assertFalse(torch.is_inference(a))
+                        self.assertEqual(a.requires_grad, requires_grad)
+                    view = a.view(-1)
+                    self.assertFalse(torch.is_inference(view))
+                    self.assertEqual(view.requires_grad, requires_grad)
+
     def test_normal_tensor_inplace_output_in_normal_mode(self):
         pass  # upstream's body only defines a helper it never calls
+
+    def test_normal_tensor_view_output_in_inference_mode(self):
+        for requires_grad in (True, False):
+            a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+            with torch.inference_mode():
+                view = a.view(-1)
+                inner = view.view(-1)
+                for v in (view, inner):  # views of a normal tensor are normal views, in inference mode too
+                    self.assertFalse(torch.is_inference(v))
+                    self.assertEqual(v.requires_grad, requires_grad)
+                    self.assertTrue(v._is_view())
+                self.assertTrue(inner.is_leaf)
+                self.assertTrue(torch.is_inference_mode_enabled())
+                inner.add_(2)
+                self.assertFalse(torch.is_inference(inner))
+                self.assertEqual(inner.requires_grad, requires_grad)
+                self.assertEqual(a._version, inner._version)  # one counter, bumped inside inference mode
+
+    def test_normal_tensor_view_output_in_normal_mode(self):
+        for requires_grad in (True, False):
+            a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+            with torch.inference_mode():
+                view = a.view(-1)
+                self.assertFalse(torch.is_inference(view))
+                self.assertEqual(view.requires_grad, requires_grad)
+                self.assertTrue(view._is_view())
+                self.assertTrue(view.is_leaf)
+            product = view * view
+            self.assertFalse(torch.is_inference(product))
+            self.assertEqual(product.requires_grad, requires_grad)
+            if requires_grad:
+                with self.assertRaisesRegex(RuntimeError, "A view was created in inference mode and is being modified "
+                                                          "inplace"):
+                    view.add_(2)
+            else:
+                view.add_(2)
+            reshaped = view.view(2, 3)
+            self.assertFalse(torch.is_inference(reshaped))
+            self.assertEqual(reshaped.requires_grad, requires_grad)
 
     def test_mix_inference_and_normal_tensor_functional_op(self):
         for requires_grad in (True, False):
@@ -2941,6 +3026,64 @@ class TestAutogradInferenceMode(TestCase):
                 self.assertEqual(c.grad, torch.ones_like(c))  # an inference leaf can get a gradient
                 with self.assertRaisesRegex(RuntimeError, "Inference tensors cannot be saved for backward"):
                     c * s
+
+    def test_mix_inference_and_normal_tensor_inplace_op(self):
+        for requires_grad in (True, False):
+            s = torch.ones(1, 2, 3, requires_grad=requires_grad)
+            a = s.clone()
+            with torch.inference_mode():
+                c = torch.ones(1, 2, 3)
+            self.assertTrue(torch.is_inference(c))
+            if requires_grad:
+                with self.assertRaisesRegex(RuntimeError, "Inference tensors cannot be saved for backward"):
+                    a.mul_(c)  # MulBackward0 saves c
+                with self.assertRaisesRegex(RuntimeError, "out=... arguments don't support automatic differentiation, "
+                                                          "but one of the arguments requires grad"):
+                    torch.mul(s, s, out=c)
+            else:
+                a.mul_(c)
+                with self.assertRaisesRegex(RuntimeError, "Inplace update to inference tensor outside InferenceMode is "
+                                                          "not allowed"):
+                    torch.mul(s, s, out=c)
+
+    def test_mix_inference_and_normal_tensor_view_op(self):
+        for requires_grad in (True, False):
+            s = torch.ones(1, 2, 3, requires_grad=requires_grad)
+            with torch.inference_mode():
+                c = torch.ones(1, 2, 3)
+            of_inference = c.view_as(s)  # view_as is view(s.size()): c alone is viewed
+            self.assertTrue(torch.is_inference(of_inference))
+            self.assertFalse(of_inference.requires_grad)
+            of_normal = s.view_as(c)
+            self.assertFalse(torch.is_inference(of_normal))
+            self.assertEqual(of_normal.requires_grad, requires_grad)
+
+    def test_inference_mode_handle_direct_view_on_rebase(self):
+        for edit in (lambda t: t.add_(2), lambda t: t.transpose_(0, 1)):
+            for requires_grad in (True, False):
+                a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+                with torch.inference_mode():
+                    view = a.view_as(a)
+                if requires_grad:
+                    with self.assertRaisesRegex(RuntimeError, "A view was created in inference mode and is being "
+                                                              "modified inplace"):
+                        edit(view)
+                else:
+                    edit(view)
+
+    def test_inference_mode_handle_indirect_view_on_rebase(self):
+        for edit in (lambda t: t.add_(2), lambda t: t.transpose_(0, 1)):
+            for requires_grad in (True, False):
+                a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+                with torch.inference_mode():
+                    view = a.view(-1)
+                edit(a)
+                if requires_grad:
+                    with self.assertRaisesRegex(RuntimeError, "A view was created in inference mode and its base or "
+                                                              "another view "):
+                        view.grad_fn
+                else:
+                    view.grad_fn
 
 
 class TestMultithreadAutograd(TestCase):
