@@ -104,7 +104,9 @@ def _check_dirty(tensor, is_input, output_count):
     requires grad; an input (a view that is not one is refused, anything else is only warned about);
     a view only of a Function with one output. Whether it is such a view, which the edit rebases as
     an in-place op's view (``Tensor._edited_in_place_by``)."""
-    if tensor.requires_grad and tensor.grad_fn is None:
+    # A leaf. Not ``tensor.grad_fn``: on a view edited in forward, that would rebuild the view's node
+    # on its base's node of now, which the rebase below is about to replace.
+    if tensor.requires_grad and tensor._grad_fn is None and tensor._view is None:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     view = tensor._view
     if not is_input:
