@@ -202,6 +202,9 @@ class TensorOps:
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))
 
+    def view_as(self, other):
+        return self.view(other.shape)
+
     def reshape(self, *shape):
         shape = _shape_arg(shape)
         try:
