@@ -49,7 +49,8 @@ def wrap_outputs(ctx, record, inputs, out):
     dirty = {id(t): t for t in ctx._dirty}.values()
     ctx._dirty = ()  # torch lets go of them here too: a view marked dirty and its node would hold each other
     for tensor in dirty:
-        tensor._version_counter.version += 1
+        if tensor._version_counter is not None:  # an inference tensor has none to bump
+            tensor._version_counter.version += 1
     results, infos = [], []
     for output_nr, value in enumerate(outputs):
         if isinstance(value, torch.Tensor):

@@ -544,6 +544,29 @@ def test_what_mark_dirty_accepts(kind, grad_mode):
     assert_same(dirty_tensor_checked, kind, grad_mode)
 
 
+def dirty_inference_tensor(torch):
+    """mark_dirty on an inference tensor, in inference mode: it has no version to bump."""
+    class TimesTwoInPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    with torch.inference_mode():
+        x = torch.ones(2)
+        out = TimesTwoInPlace.apply(x)
+    return out is x, torch.is_inference(out), out
+
+
+def test_mark_dirty_on_an_inference_tensor():
+    assert_same(dirty_inference_tensor)
+
+
 def dirty_input_returned_twice(torch):
     """An input marked dirty and returned twice is one output, the input itself (gradcheck agrees);
     its version moved twice: forward's mul_ and mark_dirty."""
