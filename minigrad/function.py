@@ -232,7 +232,8 @@ class BackwardFunction(Node):
     _to_save = _saved = ()
     _input_positions = None
     _outputs = None
-    """For a Function whose forward returned a tuple: what each output is (``custom_function.OutputInfo``), by position."""
+    """For a Function whose forward returned a tuple: what each output is, by position
+    (``custom_function.OutputInfo``)."""
     materialize_grads = True
     _dirty = _non_differentiable = ()
     needs_input_grad = ()
