@@ -10,9 +10,9 @@ subset"): tensors and the listed ops, backward and autograd.grad, retain_graph a
 tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradcheck, saved-tensor
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
-``materialize_grads``, a dict of inputs. 173 tests are in it and restated below, each under its
+``materialize_grads``, a dict of inputs. 180 tests are in it and restated below, each under its
 upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 344 are not
+test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 337 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
 tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, select, chunk
 or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
@@ -54,6 +54,7 @@ else:
 
 Function = torch.autograd.Function
 once_differentiable = torch.autograd.function.once_differentiable
+InplaceFunction = torch.autograd.function.InplaceFunction
 gradcheck, gradgradcheck = torch.autograd.gradcheck, torch.autograd.gradgradcheck
 checkpoint = torch.utils.checkpoint.checkpoint
 detect_anomaly = torch.autograd.detect_anomaly
@@ -1518,6 +1519,29 @@ class TestAutograd(TestCase):
         self.assertFalse(mask.requires_grad)
         x.masked_fill(mask, 0).sum().backward()
 
+    def test_mark_non_differentiable_mixed(self):
+        test = self
+
+        class FirstMarked(Function):
+            @staticmethod
+            def forward(ctx, t):
+                a, b = t + 1, t + 2
+                ctx.mark_non_differentiable(a)
+                return a, b
+
+            @staticmethod
+            def backward(ctx, grad_a, grad_b):
+                test.assertEqual(grad_a, torch.zeros(5, 5))  # materialized for the marked output
+                test.assertEqual(grad_b, torch.ones(5, 5))
+                return grad_b
+
+        x = torch.randn(5, 5, requires_grad=True)
+        a, b = FirstMarked.apply(x)
+        self.assertFalse(a.requires_grad)
+        self.assertTrue(b.requires_grad)
+        b.sum().backward()
+        self.assertEqual(x.grad, torch.ones(5, 5))
+
     def test_mark_non_differentiable_none(self):
         class Marked(Function):
             @staticmethod
@@ -1554,6 +1578,32 @@ class TestAutograd(TestCase):
         x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
         gradcheck(f, [x])
         gradgradcheck(f, [x])
+
+    def test_return_duplicate_inplace(self):
+        test = self
+
+        class TwiceInPlace(Function):
+            @staticmethod
+            def forward(ctx, t):
+                t.mul_(2)
+                ctx.mark_dirty(t)
+                return t, t
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 2 + g2 * 2
+
+        def f(t):
+            a, b = TwiceInPlace.apply(t.clone())
+            test.assertIs(a, b)
+            return a + b
+
+        x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+        gradcheck(f, [x])
+        gradgradcheck(f, [x])
+        # InplaceFunction itself has no forward: both raise before any in-place check could
+        self.assertRaises(RuntimeError, lambda: InplaceFunction.apply(x))
+        self.assertRaises(RuntimeError, lambda: InplaceFunction.apply(x.clone()[0]))
 
     def test_select_expanded_v(self):
         v = torch.rand(10).expand(10, 10)
@@ -1706,6 +1756,26 @@ class TestAutograd(TestCase):
         self.assertEqual(x.grad, torch.ones(5, 5) * 3)
         self.assertEqual(y.grad, torch.ones(5, 5))
         self.assertTrue(called[0])
+
+    def test_return_leaf_inplace(self):
+        class AddInPlace(InplaceFunction):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.mark_dirty(a)
+                return a.add_(b), b + 2
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga, ga + gb
+
+        x = torch.randn(5, 5)
+        y = torch.randn(5, 5, requires_grad=True)
+        q, p = AddInPlace.apply(x, y)
+        self.assertIs(q, x)  # the leaf that did not require grad is the output, on the node
+        self.assertIs(type(q.grad_fn), AddInPlace._backward_cls)
+        self.assertTrue(q.requires_grad)
+        q.sum().backward()
+        self.assertEqual(y.grad, torch.ones(5, 5))
 
     def test_leaf_assignment(self):
         x = torch.randn(5, 5)
@@ -2333,6 +2403,137 @@ class TestAutograd(TestCase):
             z = y.view(2)
             with self.assertRaisesRegex(RuntimeError, f"a view of a view .* is being .* inside the {block}"):
                 z /= 2
+
+    def test_autograd_python_custom_function_inplace(self):
+        calls = [0]
+
+        class Adder(Function):  # one output
+            @staticmethod
+            def forward(ctx, a, b):
+                a.add_(b)
+                ctx.mark_dirty(a)
+                return a
+
+            @staticmethod
+            def backward(ctx, grad):
+                calls[0] += 1
+                return grad, grad
+
+        a = torch.ones(2, requires_grad=True)
+        b = torch.ones(2, requires_grad=True)
+        for make_input, edit_after in ((a.clone, False), (a.clone, True), (lambda: a.clone().view_as(a), False)):
+            calls[0] = 0
+            c = Adder.apply(make_input(), b)
+            if edit_after:
+                c += 2
+            c.sum().backward()
+            self.assertEqual(calls[0], 1)
+
+        class DirtiesANewTensor(Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                c = 3 * a
+                c.add_(b)
+                ctx.mark_dirty(c)  # not an input: only warned about
+                return c
+
+            @staticmethod
+            def backward(ctx, grad):
+                return 3 * grad, 3 * grad
+
+        with warnings.catch_warnings(record=True) as caught:
+            DirtiesANewTensor.apply(a.clone(), b)
+        self.assertEqual(len(caught), 1)
+
+        class AdderTwoOutputs(Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                a.add_(b)
+                ctx.mark_dirty(a)
+                return a, a + b
+
+            @staticmethod
+            def backward(ctx, ga, gab):
+                calls[0] += 1
+                return ga + gab, ga + gab
+
+        for edit_after in (False, True):
+            calls[0] = 0
+            c, d = AdderTwoOutputs.apply(a.clone(), b)
+            if edit_after:
+                c += 2
+            (c * d).sum().backward()
+            self.assertEqual(calls[0], 1)
+        with self.assertRaisesRegex(RuntimeError, "your Function modifies inplace an input that is a view of another "
+                                                  "Tensor"):
+            AdderTwoOutputs.apply(a.clone().view_as(a), b)
+
+        class ReturnsACopy(Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                a.add_(b)
+                ctx.mark_dirty(a)
+                return a.clone(), a + b  # the dirty input itself is not among them
+
+            @staticmethod
+            def backward(ctx, ga, gab):
+                return ga + gab, ga + 2 * gab
+
+        with self.assertRaisesRegex(RuntimeError, "Some elements marked as dirty during the forward method were not "
+                                                  "returned as output."):
+            ReturnsACopy.apply(a.clone().view_as(a), b)
+
+    def test_custom_function_mark_output_view_of_intermediate(self):
+        class DirtiesAView(Function):
+            @staticmethod
+            def forward(ctx, t):
+                out = t.clone().view_as(t)
+                ctx.mark_dirty(out)
+                return out
+
+            @staticmethod
+            def backward(ctx, grad):
+                pass
+
+        a = torch.tensor([1.0], requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "received a tensor that was not an input."):
+            DirtiesAView.apply(a.clone())
+
+    def test_custom_function_inplace_on_view_of_leaf(self):
+        class AddOne(Function):
+            @staticmethod
+            def forward(ctx, t):
+                t.add_(1)
+                ctx.mark_dirty(t)
+                return t
+
+            @staticmethod
+            def backward(ctx, grad):
+                pass
+
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "a view of a leaf Variable that requires grad"):
+            AddOne.apply(a.view_as(a))
+
+    def test_custom_function_saving_mutated_view_no_leak(self):
+        class SaveDirty(Function):
+            @staticmethod
+            def forward(ctx, t):
+                ctx.mark_dirty(t)
+                ctx.save_for_backward(t)
+                return t
+
+            @staticmethod
+            def backward(ctx, grad):
+                pass
+
+        def scope():
+            x = torch.tensor(1.0, requires_grad=True).clone()
+            x = x.view_as(x)
+            SaveDirty.apply(x)
+            return weakref.ref(x)
+
+        self.assertIsNone(scope()())  # nothing keeps the view alive: no cycle through its node
 
     def test_custom_function_return_view_in_nograd(self):
         class Alias(Function):
