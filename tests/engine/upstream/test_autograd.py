@@ -527,7 +527,6 @@ class TestAutograd(TestCase):
 
     def test_post_accumulate_grad_hook_e2e(self):
         model = torch.nn.Linear(3, 2)
-        reference = copy.deepcopy(model)
         inputs = torch.rand(2, 3)
         optimizers = {p: torch.optim.Adam([p]) for p in model.parameters()}
 
@@ -536,6 +535,7 @@ class TestAutograd(TestCase):
             optimizers[p].zero_grad()
 
         handles = [p.register_post_accumulate_grad_hook(step_in_backward) for p in model.parameters()]
+        reference = copy.deepcopy(model)  # after the hooks: a copy has none
         reference_optimizer = torch.optim.Adam(reference.parameters())
 
         def train(steps):
@@ -1465,6 +1465,18 @@ class TestAutograd(TestCase):
         with self.assertRaises(RuntimeError):
             b.add_(5)
 
+    def test_attribute_deletion(self):
+        x = torch.randn((5, 5), requires_grad=True)
+        del x.grad
+        self.assertIsNone(x.grad)
+        with self.assertRaises(RuntimeError):
+            del x.data
+        with self.assertRaises(TypeError):
+            x.data = None
+        for name in ("requires_grad", "_grad_fn", "_backward_hooks"):  # torch keeps them in C++
+            with self.assertRaises(RuntimeError):
+                delattr(x, name)
+
     def test_duplicate_backward_root(self):
         a = torch.randn(5, 5, requires_grad=True)
         b = torch.randn(5, 5, requires_grad=True)
@@ -1517,6 +1529,29 @@ class TestAutograd(TestCase):
         mask = Positive.apply(x)
         self.assertFalse(mask.requires_grad)
         x.masked_fill(mask, 0).sum().backward()
+
+    def test_mark_non_differentiable_mixed(self):
+        test = self
+
+        class FirstMarked(Function):
+            @staticmethod
+            def forward(ctx, t):
+                marked, kept = t + 1, t + 2
+                ctx.mark_non_differentiable(marked)
+                return marked, kept
+
+            @staticmethod
+            def backward(ctx, grad_marked, grad_kept):
+                test.assertTrue((grad_marked == 0).all())  # zeros for the marked output
+                test.assertTrue((grad_kept == 1).all())
+                return grad_kept
+
+        x = torch.randn(5, 5, requires_grad=True)
+        marked, kept = FirstMarked.apply(x)
+        self.assertFalse(marked.requires_grad)
+        self.assertTrue(kept.requires_grad)
+        kept.sum().backward()
+        self.assertEqual(x.grad, torch.ones(5, 5))
 
     def test_mark_non_differentiable_none(self):
         class Marked(Function):
@@ -1734,6 +1769,16 @@ class TestAutograd(TestCase):
             x *= 2
         self.assertRaisesRegex(RuntimeError, "modified by an inplace operation", lambda: z.backward())
 
+    def test_increment_version(self):
+        for a in (torch.rand(5, requires_grad=True), torch.zeros(5, dtype=torch.int)):
+            before = a._version
+            torch.autograd.graph.increment_version(a)
+            self.assertEqual(a._version, before + 1)
+        with torch.inference_mode():
+            a = torch.rand(5, requires_grad=True)
+            torch.autograd.graph.increment_version(a)  # an inference tensor has no version: nothing to bump
+        torch.autograd.graph.increment_version(a)  # nor outside inference mode
+
     def test_no_grad_input(self):
         class Identity(Function):
             @staticmethod
@@ -1881,6 +1926,21 @@ class TestAutograd(TestCase):
             x = torch.zeros(*size, requires_grad=True)
             x.pow(exponent).sum().backward()
             self.assertEqual(x.grad.abs().sum(), 0)
+
+    def test_inplace_on_view_saved_output(self):
+        freed = [0]
+
+        class CountsItsEnd:
+            def __del__(self):
+                freed[0] += 1
+
+        def run():
+            copy = torch.randn(3, 3, requires_grad=True).clone()
+            copy.grad_fn.register_hook(CountsItsEnd())
+            torch.nn.functional.relu(copy.view(9), inplace=True)  # relu_ saves its output: no cycle through it
+
+        run()
+        self.assertEqual(freed[0], 1)
 
     # --- anomaly detection --------------------------------------------------------------------------
 
@@ -2925,8 +2985,59 @@ class TestAutogradInferenceMode(TestCase):
         self.assertFalse(out.requires_grad)
         self.assertTrue(out.is_leaf)
 
+    def test_inference_mode_inf_tensor_in_normal_mode_view_op(self):
+        for requires_grad in (True, False):
+            with torch.inference_mode():
+                c = torch.ones(1, 2, 3, requires_grad=requires_grad)
+            view = c.view(-1)  # an inference tensor's view, outside inference mode too: no view to autograd
+            self.assertTrue(torch.is_inference(view))
+            self.assertFalse(view.requires_grad)
+            self.assertFalse(view._is_view())
+            self.assertTrue(view.is_leaf)
+
     def test_normal_tensor_inplace_output_in_normal_mode(self):
         pass  # upstream's body only defines a helper it never calls
+
+    def test_normal_tensor_view_output_in_inference_mode(self):
+        for requires_grad in (True, False):
+            a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+            with torch.inference_mode():
+                view = a.view(-1)  # a normal tensor's view is normal, and a view
+                self.assertFalse(torch.is_inference(view))
+                self.assertEqual(view.requires_grad, requires_grad)
+                self.assertTrue(view._is_view())
+                view_of_view = view.view(-1)
+                self.assertFalse(torch.is_inference(view_of_view))
+                self.assertEqual(view_of_view.requires_grad, requires_grad)
+                self.assertTrue(view_of_view._is_view())
+                self.assertTrue(view_of_view.is_leaf)
+                self.assertTrue(torch.is_inference_mode_enabled())
+                view_of_view.add_(2)  # then asking is_leaf would raise: a view made in inference mode, edited
+                self.assertFalse(torch.is_inference(view_of_view))
+                self.assertEqual(view_of_view.requires_grad, requires_grad)
+                self.assertEqual(a._version, view_of_view._version)
+
+    def test_normal_tensor_view_output_in_normal_mode(self):
+        for requires_grad in (True, False):
+            a = torch.ones(1, 2, 3, requires_grad=requires_grad).clone()
+            with torch.inference_mode():
+                view = a.view(-1)
+                self.assertFalse(torch.is_inference(view))
+                self.assertEqual(view.requires_grad, requires_grad)
+                self.assertTrue(view._is_view())
+                self.assertTrue(view.is_leaf)
+            out = view * view
+            self.assertFalse(torch.is_inference(out))
+            self.assertEqual(out.requires_grad, requires_grad)
+            if requires_grad:
+                with self.assertRaisesRegex(RuntimeError, "A view was created in inference mode and is being "
+                                                          "modified inplace"):
+                    view.add_(2)
+            else:
+                view.add_(2)
+            reshaped = view.view(2, 3)
+            self.assertFalse(torch.is_inference(reshaped))
+            self.assertEqual(reshaped.requires_grad, requires_grad)
 
     def test_mix_inference_and_normal_tensor_functional_op(self):
         for requires_grad in (True, False):
