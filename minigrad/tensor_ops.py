@@ -288,7 +288,6 @@ class TensorOps:
                 out = ops.Select.apply(out, dim, _check_index(out, dim, k))
         return out
 
-
     # --- Python protocols -------------------------------------------------------------------
     def __deepcopy__(self, memo):
         """``copy.deepcopy(x)`` as torch's Tensor.__deepcopy__ does it: a leaf only; new memory (tensors
