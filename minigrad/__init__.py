@@ -14,6 +14,11 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .tensor import Tensor, matmul
 
+# One flag for torch's warnings and minigrad's: minigrad's numbers are torch's, so torch's own
+# warn-once warnings (from the kernels minigrad calls) and minigrad's (backward(create_graph=True))
+# obey the same switch.
+set_warn_always, is_warn_always_enabled = _torch.set_warn_always, _torch.is_warn_always_enabled
+
 float32 = float = _torch.float32
 float64 = double = _torch.float64
 float16 = half = _torch.float16
@@ -68,7 +73,7 @@ def _with_out(name):
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
     sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
-    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax unique bmm masked_fill""".split())
+    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill""".split())
 globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 

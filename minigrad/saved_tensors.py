@@ -152,6 +152,17 @@ class PackedTensor:
         return tuple(p._data if isinstance(p, Tensor) else p for p in packed if isinstance(p, (Tensor, torch.Tensor)))
 
 
+def saved_output_is(node, tensor, version):
+    """``node`` ran in place on ``tensor`` (``relu_``): what it saved of its output is ``tensor`` at
+    ``version``, the version the edit gives it, as torch saves it (the output is the edited tensor),
+    so that a later edit of ``tensor`` fails the version check."""
+    for saved in node._saved:
+        if isinstance(saved, SavedTensor) and saved.tensor is None:
+            saved.data, saved.version_counter, saved.saved_version = tensor._data, tensor._version_counter, version
+            if _ledger is not None:
+                _ledger.moved(saved)
+
+
 def save(tensor, is_output=False):
     """``tensor`` saved for backward: with the saved-tensor hooks in force, if any (PackedTensor),
     except a wrapped Python number, which torch saves as it is. An inference tensor is refused

@@ -25,6 +25,7 @@ INPLACE = {
     "*=": lambda t, w: operator.imul(t, w),
     "/=": lambda t, w: operator.itruediv(t, w),
     "x[i]=v": lambda t, w: operator.setitem(t, 0, w[0]),
+    "relu_": lambda t, w: t.relu_(),
 }
 
 # Tensors that share x's version counter (x is 2 x 3).
@@ -310,7 +311,25 @@ def _double_edited_through_a_view(torch):
     return y.sum()
 
 
+def _relu_output_edited(torch):
+    """relu_ saves its result, the edited tensor itself: an edit after it fails its backward."""
+    x = torch.tensor([-1., 1., 2.], requires_grad=True)
+    y = torch.nn.functional.relu(x * 2, inplace=True)
+    y.mul_(3)
+    return y.sum()
+
+
+def _relu_edits_a_saved_output(torch):
+    x = torch.tensor([-1., 1., 2.], requires_grad=True)
+    y = x.exp() - 2
+    z = y * y
+    y.relu_()
+    return z.sum()
+
+
 MODIFIED = {
+    "output of Relu, edited after relu_": _relu_output_edited,
+    "output of Sub, edited by relu_": _relu_edits_a_saved_output,
     "output of Exp": lambda torch: _exp_output_edited(torch, 1),
     "output of Exp, edited 3 times": lambda torch: _exp_output_edited(torch, 3),
     "output of Exp, edited by setitem": _exp_output_setitem,
@@ -410,3 +429,52 @@ def retained_view_edited(torch):
 
 def test_a_retained_view_edited_in_place():
     assert_same(retained_view_edited)
+
+
+# --- relu_, F.relu(inplace=True), nn.ReLU(inplace=True) -------------------------------------------
+
+def relu_in_place(torch, where):
+    x = torch.tensor([[-1., 2., -3.], [4., -5., 6.]], requires_grad=True)
+    y = x * 2
+    target = {"y": y, "y[0]": y[0], "y.view(6)": y.view(6)}[where]
+    result = torch.nn.functional.relu(target, inplace=True)
+    out = (y * y).sum()
+    out.backward()
+    return result is target, target._version, y.grad_fn.name(), graph_signature(out), y, x.grad
+
+
+@pytest.mark.parametrize("where", ["y", "y[0]", "y.view(6)"])
+def test_functional_relu_in_place(where):
+    """F.relu(inplace=True) is relu_: it returns its input, bumps the version, and on a view rebases
+    the base onto CopySlices; gradients go through ReluBackward0 as in torch."""
+    assert_same(relu_in_place, where, close=True)
+
+
+def test_relu_in_place_on_a_view_frees_the_graph():
+    """Upstream's test_inplace_on_view_saved_output: relu_ on a view saves its output, which once made a
+    reference cycle; the clone's node (and a hook object on it) goes with the function's locals."""
+    def scenario(torch):
+        freed = []
+
+        class Freed:
+            def __del__(self):
+                freed.append(True)
+
+        def run():
+            copy = torch.randn(3, 3, requires_grad=True).clone()
+            copy.grad_fn.register_hook(Freed())
+            torch.nn.functional.relu(copy.view(9), inplace=True)
+
+        run()
+        return freed
+    expected, actual = both(scenario)
+    assert actual == expected == [True]
+
+
+def test_relu_module_in_place():
+    def scenario(torch):
+        module = torch.nn.ReLU(inplace=True)
+        x = torch.tensor([-1., 2.], requires_grad=True)
+        y = x * 1
+        return repr(module), repr(torch.nn.ReLU()), module(y) is y, y, outcome(module, x)
+    assert_same(scenario)

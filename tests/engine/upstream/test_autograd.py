@@ -10,7 +10,8 @@ subset"): tensors and the listed ops, backward and autograd.grad, retain_graph a
 tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradcheck, saved-tensor
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
-``materialize_grads``, a dict of inputs. 180 tests are in it and restated below, each under its
+``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
+``Tensor.all``, ``Tensor._is_view``. 180 tests are in it and restated below, each under its
 upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 337 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
@@ -528,7 +529,6 @@ class TestAutograd(TestCase):
 
     def test_post_accumulate_grad_hook_e2e(self):
         model = torch.nn.Linear(3, 2)
-        reference = copy.deepcopy(model)
         inputs = torch.rand(2, 3)
         optimizers = {p: torch.optim.Adam([p]) for p in model.parameters()}
 
@@ -537,6 +537,7 @@ class TestAutograd(TestCase):
             optimizers[p].zero_grad()
 
         handles = [p.register_post_accumulate_grad_hook(step_in_backward) for p in model.parameters()]
+        reference = copy.deepcopy(model)  # after the hooks: a copy has none
         reference_optimizer = torch.optim.Adam(reference.parameters())
 
         def train(steps):
@@ -1466,6 +1467,18 @@ class TestAutograd(TestCase):
         with self.assertRaises(RuntimeError):
             b.add_(5)
 
+    def test_attribute_deletion(self):
+        x = torch.randn((5, 5), requires_grad=True)
+        del x.grad
+        self.assertIsNone(x.grad)
+        with self.assertRaises(RuntimeError):
+            del x.data
+        with self.assertRaises(TypeError):
+            x.data = None
+        for name in ("requires_grad", "_grad_fn", "_backward_hooks"):  # torch keeps them in C++
+            with self.assertRaises(RuntimeError):
+                delattr(x, name)
+
     def test_duplicate_backward_root(self):
         a = torch.randn(5, 5, requires_grad=True)
         b = torch.randn(5, 5, requires_grad=True)
@@ -1525,21 +1538,21 @@ class TestAutograd(TestCase):
         class FirstMarked(Function):
             @staticmethod
             def forward(ctx, t):
-                a, b = t + 1, t + 2
-                ctx.mark_non_differentiable(a)
-                return a, b
+                marked, kept = t + 1, t + 2
+                ctx.mark_non_differentiable(marked)
+                return marked, kept
 
             @staticmethod
-            def backward(ctx, grad_a, grad_b):
-                test.assertEqual(grad_a, torch.zeros(5, 5))  # materialized for the marked output
-                test.assertEqual(grad_b, torch.ones(5, 5))
-                return grad_b
+            def backward(ctx, grad_marked, grad_kept):
+                test.assertTrue((grad_marked == 0).all())  # zeros for the marked output
+                test.assertTrue((grad_kept == 1).all())
+                return grad_kept
 
         x = torch.randn(5, 5, requires_grad=True)
-        a, b = FirstMarked.apply(x)
-        self.assertFalse(a.requires_grad)
-        self.assertTrue(b.requires_grad)
-        b.sum().backward()
+        marked, kept = FirstMarked.apply(x)
+        self.assertFalse(marked.requires_grad)
+        self.assertTrue(kept.requires_grad)
+        kept.sum().backward()
         self.assertEqual(x.grad, torch.ones(5, 5))
 
     def test_mark_non_differentiable_none(self):
@@ -1804,6 +1817,16 @@ class TestAutograd(TestCase):
             x *= 2
         self.assertRaisesRegex(RuntimeError, "modified by an inplace operation", lambda: z.backward())
 
+    def test_increment_version(self):
+        for a in (torch.rand(5, requires_grad=True), torch.zeros(5, dtype=torch.int)):
+            before = a._version
+            torch.autograd.graph.increment_version(a)
+            self.assertEqual(a._version, before + 1)
+        with torch.inference_mode():
+            a = torch.rand(5, requires_grad=True)
+            torch.autograd.graph.increment_version(a)  # an inference tensor has no version: nothing to bump
+        torch.autograd.graph.increment_version(a)  # nor outside inference mode
+
     def test_no_grad_input(self):
         class Identity(Function):
             @staticmethod
@@ -1951,6 +1974,21 @@ class TestAutograd(TestCase):
             x = torch.zeros(*size, requires_grad=True)
             x.pow(exponent).sum().backward()
             self.assertEqual(x.grad.abs().sum(), 0)
+
+    def test_inplace_on_view_saved_output(self):
+        freed = [0]
+
+        class CountsItsEnd:
+            def __del__(self):
+                freed[0] += 1
+
+        def run():
+            copy = torch.randn(3, 3, requires_grad=True).clone()
+            copy.grad_fn.register_hook(CountsItsEnd())
+            torch.nn.functional.relu(copy.view(9), inplace=True)  # relu_ saves its output: no cycle through it
+
+        run()
+        self.assertEqual(freed[0], 1)
 
     # --- anomaly detection --------------------------------------------------------------------------
 
