@@ -5,9 +5,9 @@ respect to every input that requires grad, once from central differences and onc
 Both Jacobians are plain torch tensors (storage), so a failure prints them exactly as torch does.
 Their making and comparing (``_numerical_jacobians``, ``_jacobians_from_backward``,
 ``_check_jacobians``) is the core the course's exercise 7 has learners write.
-torch's options for what minigrad does not have are left out: fast_mode (one random projection of
-the Jacobian instead of all of it), forward-mode AD, vmap (batched grads), sparse (masked) and
-complex inputs.
+``fast_mode`` checks one random projection of each Jacobian instead (fast_gradcheck.py). torch's
+options for what minigrad does not have are left out: forward-mode AD, vmap (batched grads), sparse
+(masked) and complex inputs.
 """
 import itertools
 import warnings
@@ -43,17 +43,19 @@ class GradcheckError(RuntimeError):
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
-              check_undefined_grad=True):
+              check_undefined_grad=True, fast_mode=False):
     """True when the gradients backward computes for ``func(*inputs)`` match finite differences:
     each Jacobian entry within ``atol + rtol * |numerical|``. Otherwise GradcheckError, naming the
     output and input and showing both Jacobians, or False when not ``raise_exception``.
 
     The defaults are meant for float64 inputs: in float32, moving an input by ``eps`` changes the
     output by about as much as rounding does. ``nondet_tol`` is how much two backward passes may
-    differ; ``check_undefined_grad`` also checks that backward copes with undefined (None) gradients.
+    differ; ``check_undefined_grad`` also checks that backward copes with undefined (None) gradients;
+    ``fast_mode`` compares v^T J u for random u and v rather than whole Jacobians. Only a
+    GradcheckError becomes False: any other error (from ``func``, or about the inputs) is raised.
     """
     try:
-        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad)
+        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
     except GradcheckError:
         if raise_exception:
             raise
@@ -61,7 +63,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True):
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  fast_mode=False):
     """gradcheck of the first derivatives: the function checked takes the inputs and ``grad_outputs``
     and returns the gradients of ``func``'s outputs (computed with create_graph=True), so backward's
     own backward is checked against finite differences of backward.
@@ -85,16 +88,20 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(d for d in derivatives if d is not None)
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     fast_mode=fast_mode)
 
 
-def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad):
-    """torch's checks, in torch's order: the inputs, the Jacobians, then backward fed zeros (and,
-    with ``check_undefined_grad``, nothing)."""
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode):
+    """torch's checks, in torch's order: the inputs, the Jacobians (or their projections), then
+    backward fed zeros (and, with ``check_undefined_grad``, nothing)."""
     _check_inputs(inputs)
     func_out = _as_tuple(func(*inputs))
     outputs = _differentiable_outputs(func_out)
-    if outputs:
+    if fast_mode:
+        from .fast_gradcheck import check_fast  # it imports this module's helpers, so not before they exist
+        check_fast(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol)
+    elif outputs:
         _check_jacobians(func, inputs, func_out, outputs, eps, atol, rtol, nondet_tol)
     else:
         _check_no_differentiable_outputs(func, inputs, func_out, eps)
@@ -191,13 +198,16 @@ def _output_values(func, inputs):
     return [out._data.clone() for out in _as_tuple(func(*inputs))]
 
 
-def _central_difference(before, after, eps, index):
+def _central_difference(before, after, eps, index=None):
+    """The outputs' change, flattened, for a move of one element (at ``index``) or, in fast mode,
+    of the whole input (no index)."""
+    on_index = f"on index {index} " if index is not None else ""
     if before.shape != after.shape:
-        raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed on "
-                             f"index {index} by {eps}, but got: shapes {before.shape} and {after.shape}.")
+        raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed "
+                             f"{on_index}by {eps}, but got: shapes {before.shape} and {after.shape}.")
     if before.dtype != after.dtype:
-        raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed on "
-                             f"index {index} by {eps}, but got: dtypes {before.dtype} and {after.dtype}.")
+        raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed "
+                             f"{on_index}by {eps}, but got: dtypes {before.dtype} and {after.dtype}.")
     return ((after - before) / (2 * eps)).reshape(-1)
 
 
@@ -207,11 +217,15 @@ def _analytical_jacobians(inputs, output, nondet_tol):
     diff_inputs = _requiring_grad(inputs)
     first = _jacobians_from_backward(diff_inputs, output)
     second = _jacobians_from_backward(diff_inputs, output)
+    _check_reentrant(first, second, nondet_tol)
+    return first
+
+
+def _check_reentrant(first, second, nondet_tol):
     if any(a.numel() != 0 and (a - b).abs().max() > nondet_tol for a, b in zip(first, second)):
         raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
                              "multiple times gives different values, although analytical gradient matches numerical "
                              f"gradient.The tolerance for nondeterminism was {nondet_tol}." + FAILED_NONDET_MSG)
-    return first
 
 
 # BEGIN EXERCISE 7
