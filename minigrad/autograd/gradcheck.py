@@ -43,7 +43,7 @@ class GradcheckError(RuntimeError):
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
-              check_undefined_grad=True, fast_mode=False):
+              check_undefined_grad=True, check_batched_grad=False, fast_mode=False):
     """True when the gradients backward computes for ``func(*inputs)`` match finite differences:
     each Jacobian entry within ``atol + rtol * |numerical|``. Otherwise GradcheckError, naming the
     output and input and showing both Jacobians, or False when not ``raise_exception``.
@@ -53,7 +53,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     differ; ``check_undefined_grad`` also checks that backward copes with undefined (None) gradients;
     ``fast_mode`` compares v^T J u for random u and v rather than whole Jacobians. Only a
     GradcheckError becomes False: any other error (from ``func``, or about the inputs) is raised.
+    ``check_batched_grad`` (vmap over backward) is taken, as torch's tests pass it, but only False.
     """
+    if check_batched_grad:
+        raise NotImplementedError("minigrad's gradcheck has no vmap: check_batched_grad=True is not supported")
     try:
         return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode)
     except GradcheckError:
@@ -64,7 +67,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
-                  fast_mode=False):
+                  check_batched_grad=False, fast_mode=False):
     """gradcheck of the first derivatives: the function checked takes the inputs and ``grad_outputs``
     and returns the gradients of ``func``'s outputs (computed with create_graph=True), so backward's
     own backward is checked against finite differences of backward.
@@ -89,7 +92,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
-                     fast_mode=fast_mode)
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode)
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode):
