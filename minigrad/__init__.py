@@ -7,8 +7,8 @@ import torch as _torch
 
 from . import autograd, cuda, nn, optim, utils
 from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
-from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, randint, randn, randn_like,
-                       randperm, tensor, zeros, zeros_like)
+from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, tensor, zeros, zeros_like)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)

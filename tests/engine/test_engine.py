@@ -247,6 +247,32 @@ def test_tensor_hooks(case):
     assert_same(hooked, case)
 
 
+def hooked_without_gradient(torch, replace):
+    """A custom Function whose backward returns None: the tensor before it gets no gradient, and its
+    hooks (and retain_grad's) see None; a hook that makes one up is refused."""
+    class Drop(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(g) or (torch.ones(2) if replace else None))
+    result = outcome(lambda: Drop.apply(y).sum().backward())
+    return result, seen, y.grad, x.grad
+
+
+@pytest.mark.parametrize("replace", [False, True], ids=["observes", "replaces"])
+def test_a_tensor_without_gradient_has_its_hooks_called_with_none(replace):
+    assert_same(hooked_without_gradient, replace)
+
+
 def retained(torch):
     x = torch.tensor([1., 2., 3.], requires_grad=True)
     y = x * x

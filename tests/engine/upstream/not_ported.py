@@ -8,7 +8,6 @@ COMPLEX = "complex tensors"
 PROFILER = "the profiler"
 GRADIENT_EDGE = "torch.autograd.graph.GradientEdge"
 VARIABLE = "torch.autograd.Variable"
-FAST_GRADCHECK = "gradcheck's fast_mode"
 MULTI_GRAD_HOOK = "torch.autograd.graph.register_multi_grad_hook"
 FULL_BACKWARD_HOOK = "nn.Module.register_full_backward_hook"
 CALLBACK = "Variable._execution_engine.queue_callback"
@@ -123,16 +122,12 @@ NOT_PORTED = {
         "test_forward_traceback_preserves_exception_with_checkpoint": "torch.library custom ops; CUDA memory history",
         "test_no_grad_copy": "Tensor.data_ptr",
         "test_no_grad_copy_sparse": SPARSE,
-        "test_gradcheck_single_input": FAST_GRADCHECK,
         "test_gradcheck_input": SPARSE,
-        "test_gradcheck_nondeterministic": FAST_GRADCHECK,
         "test_gradcheck_validates_inputs": SPARSE,
         "test_gradcheck_validates_input_mkldnn": "mkldnn tensors",
         "test_gradcheck_test_outputs": SPARSE,
-        "test_gradcheck_check_no_differentiable_outputs": FAST_GRADCHECK,
         "test_gradcheck_check_batched_grad": SPARSE,
         "test_gradcheck_backward_mul_by_grad_output": SPARSE,
-        "test_gradcheck_undefined_grad": FAST_GRADCHECK,
         "test_gradcheck_jacobian_mismatch": COMPLEX,
         "test_gradcheck_dense_and_sparse_inputs": SPARSE,
         "test_gradcheck_multiple_mkldnn_inputs": "mkldnn tensors",
@@ -141,7 +136,6 @@ NOT_PORTED = {
         "test_gradcheck_adjusted_atol_complex_inputs": COMPLEX,
         "test_gradcheck_get_numerical_jacobian": "torch.autograd.gradcheck.get_numerical_jacobian",
         "test_gradcheck_get_analytical_jacobian": "torch.autograd.gradcheck.get_analytical_jacobian",
-        "test_gradcheck_custom_error": FAST_GRADCHECK,
         "test_gradcheck_forward_ad": FORWARD_AD,
         "test_gradcheck_forward_ad_runs_with_no_requires_grad": FORWARD_AD,
         "test_gradcheck_forward_ad_respects_requires_grad": FORWARD_AD,
@@ -214,7 +208,6 @@ NOT_PORTED = {
         "test_pynode_destruction_deadlock": "a subprocess running torch",
         "test_view_func_replay": internals("Tensor._view_func"),
         "test_view_func_replay_with_modified_state": internals("Tensor._view_func"),
-        "test_gradcheck_default_device_placement_context": FAST_GRADCHECK,
     },
     "TestAutogradForwardModeBatchedGrad": dict.fromkeys([
         "test_out_of_place_basic", "test_out_of_place_not_same_layout", "test_inplace_on_view_same_layout",

@@ -11,9 +11,9 @@ tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradch
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
 ``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
-``Tensor.all``, ``Tensor._is_view``. 180 tests are in it and restated below, each under its
+``Tensor.all``, ``Tensor._is_view``. 199 tests are in it and restated below, each under its
 upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 337 are not
+test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 318 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
 tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, select, chunk
 or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
@@ -2193,6 +2193,93 @@ class TestAutograd(TestCase):
                         out.backward(retain_graph=True)
                 out.backward()
 
+    # --- gradcheck's options ------------------------------------------------------------------------
+
+    def test_gradcheck_single_input(self):
+        for fast_mode in (True, False):
+            gradcheck(lambda t: t.mul(5), torch.rand(10, dtype=torch.float64, requires_grad=True),
+                      fast_mode=fast_mode)
+            gradgradcheck(lambda t: t.mul(5), torch.rand(10, dtype=torch.float64, requires_grad=True),
+                          fast_mode=fast_mode)
+
+    def test_gradcheck_nondeterministic(self):
+        class Jittery(Function):
+            """The identity, whose backward scales the gradient by 1 + jitter * (a fresh random number)."""
+
+            @staticmethod
+            def forward(ctx, t, jitter=0.0):
+                ctx.jitter = jitter
+                return t
+
+            @staticmethod
+            def backward(ctx, grad):
+                return Jittery.apply(grad, ctx.jitter) * (1 + torch.rand_like(grad) * ctx.jitter), None
+
+        for fast_mode in (True, False):
+            x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+            gradcheck(lambda t: Jittery.apply(t, 0.0), x, check_batched_grad=False, fast_mode=fast_mode)
+            with self.assertRaisesRegex(RuntimeError, "Backward is not reentrant"):
+                gradcheck(lambda t: Jittery.apply(t, 1e-6), x, check_batched_grad=False, fast_mode=fast_mode)
+            with self.assertRaisesRegex(RuntimeError, "Backward is not reentrant"):
+                gradgradcheck(lambda t: Jittery.apply(t, 1e-12), x, check_batched_grad=False, fast_mode=fast_mode)
+            gradcheck(lambda t: Jittery.apply(t, 0.0), x, nondet_tol=1e-5, check_batched_grad=False,
+                      fast_mode=fast_mode)
+            gradcheck(lambda t: Jittery.apply(t, 1e-6), x, nondet_tol=1e-5, check_batched_grad=False,
+                      fast_mode=fast_mode)
+            gradgradcheck(lambda t: Jittery.apply(t, 1e-12), x, nondet_tol=1e-5, check_batched_grad=False,
+                          fast_mode=fast_mode)
+
+    def test_gradcheck_check_no_differentiable_outputs(self):
+        for fast_mode in (True, False):
+            x = torch.ones((1,), requires_grad=True)
+            # torch.tensor copies x's value out of the graph: its output needs no grad, yet it moves with x
+            with self.assertRaisesRegex(RuntimeError, "Numerical gradient for function expected to be zero"):
+                gradcheck(lambda t: torch.tensor([t]), x)
+            self.assertFalse(gradcheck(lambda t: torch.tensor([t]), x, raise_exception=False, fast_mode=fast_mode))
+            self.assertTrue(gradcheck(lambda t: (), (x,), fast_mode=fast_mode))
+
+    def test_gradcheck_undefined_grad(self):
+        def fails_on_undefined(t):
+            def hook(grad):
+                if grad is None:
+                    raise RuntimeError("x is undefined")
+
+            out = t.clone()
+            out.register_hook(hook)
+            return out
+
+        for fast_mode in (True, False):
+            x = torch.ones(1, dtype=torch.double, requires_grad=True)
+            with self.assertWarnsRegex(UserWarning, "Backwards compatibility: New undefined gradient support "
+                                                    "checking feature"):
+                with self.assertRaisesRegex(RuntimeError, "Expected backward function to handle undefined output "
+                                                          "grads"):
+                    gradcheck(fails_on_undefined, (x,), fast_mode=fast_mode)
+                self.assertFalse(gradcheck(fails_on_undefined, (x,), raise_exception=False, fast_mode=fast_mode))
+
+    def test_gradcheck_custom_error(self):
+        # upstream's `from torch.autograd.gradcheck import GradcheckError`, from whichever library runs
+        GradcheckError = sys.modules[f"{torch.__name__}.autograd.gradcheck"].GradcheckError
+
+        def off_by_a_bit(t):
+            out = t.clone()
+            out.register_hook(lambda grad: grad + 1e-2)
+            return out
+
+        def raises(t):
+            raise RuntimeError("Not a GradcheckError!")
+
+        for fast_mode in (True, False):
+            x = torch.ones(2, 2, requires_grad=True)
+            with self.assertRaisesRegex(GradcheckError, "Jacobian mismatch for output 0 with respect to input 0"):
+                gradcheck(off_by_a_bit, (x,), fast_mode=fast_mode)
+            with self.assertRaisesRegex(RuntimeError, "Jacobian mismatch for output 0 with respect to input 0"):
+                gradcheck(off_by_a_bit, (x,), fast_mode=fast_mode)
+            self.assertFalse(gradcheck(off_by_a_bit, (x,), raise_exception=False, fast_mode=fast_mode))
+            # raise_exception=False turns only a GradcheckError into False
+            with self.assertRaisesRegex(RuntimeError, "Not a GradcheckError!"):
+                gradcheck(raises, (x,), fast_mode=fast_mode, raise_exception=False)
+
     # --- versions and .data -------------------------------------------------------------------------
 
     def test_version_counter(self):
@@ -2903,6 +2990,15 @@ class TestAutograd(TestCase):
             y = cls.apply(x)
             self.assertEqual(y, torch.tensor(8.0))
             self.assertEqual(torch.autograd.grad(y, x)[0], torch.tensor(12.0))
+
+    def test_gradcheck_default_device_placement_context(self):
+        # fast mode draws its random vectors with a CPU generator: they must be made on the CPU even
+        # when the default device is another
+        if not TEST_CUDA:
+            self.skipTest("test requires CUDA")
+        with torch.device("cuda"):
+            x = torch.randn(3, dtype=torch.double, requires_grad=True)
+            self.assertTrue(gradcheck(lambda t: t ** 2.0, x, fast_mode=True))
 
     def test_grad_thread_safety(self):
         from concurrent.futures import ThreadPoolExecutor
