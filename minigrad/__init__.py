@@ -5,7 +5,7 @@ backward graph, saves and frees tensors, checks versions and runs backward, as t
 """
 import torch as _torch
 
-from . import autograd, cuda, nn, optim, utils
+from . import autograd, cuda, nn, ops, optim, utils
 from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
 from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
@@ -13,6 +13,7 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
 from .tensor import Tensor, matmul
+from .tensor_ops import _as_tensor
 
 # One flag for torch's warnings and minigrad's: minigrad's numbers are torch's, so torch's own
 # warn-once warnings (from the kernels minigrad calls) and minigrad's (backward(create_graph=True))
@@ -73,8 +74,20 @@ def _with_out(name):
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
     sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
-    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill""".split())
+    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill
+    unbind chunk diagonal repeat""".split())
 globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
+
+
+def where(condition, input, other):
+    """``torch.where(condition, input, other)``: either of input and other may be a number."""
+    like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else condition
+    return Tensor.where(_as_tensor(input, like), condition, other)
+
+
+def stack(tensors, dim=0):
+    """``torch.stack(tensors, dim)``: a copy, StackBackward0."""
+    return ops.Stack.apply(dim, *tensors)
 
 
 def is_tensor(obj):

@@ -161,7 +161,7 @@ class AccumulateGrad(Node):
             if old is None and grad_mode.is_grad_enabled():
                 variable._grad = _copy_like(variable, grad)
             elif old is None:
-                variable._grad = grad if _owned(grad) else grad.clone()
+                variable._grad = grad if _owned(grad, bool(self._post_hooks)) else grad.clone()
             elif grad_mode.is_grad_enabled():
                 variable._grad = old + grad
             else:
@@ -192,9 +192,10 @@ def _copy_like(variable, grad):
     return Tensor(torch.empty_strided(data.shape, data.stride(), dtype=grad.dtype, device=grad.device)).copy_(grad)
 
 
-def _owned(grad):
-    """True when nothing but ``AccumulateGrad.apply`` holds ``grad`` and its memory, so it can become
-    ``.grad`` without a copy: the engine handed the list over and apply took the gradient out of it.
+def _owned(grad, posthooks_hold):
+    """True when nothing but ``AccumulateGrad.apply`` (and the engine, for post hooks' ``grad_outputs``:
+    torch's ``1 + !post_hooks().empty()``) holds ``grad`` and its memory, so it can become ``.grad``
+    without a copy: the engine handed the list over and apply took the gradient out of it.
 
     torch's AccumulateGrad makes the same check on C++ reference counts. Here: Python references
     (apply's local, this frame's argument and getrefcount's: ``_SOLE_REFS``, measured below) and the
@@ -202,7 +203,7 @@ def _owned(grad):
     kept it, autograd.grad captured it, a caller passed it in — is copied.
     """
     data = grad._data
-    return (sys.getrefcount(grad) <= _SOLE_REFS and grad.grad_fn is None and data.is_contiguous()
+    return (sys.getrefcount(grad) <= _SOLE_REFS + posthooks_hold and grad.grad_fn is None and data.is_contiguous()
             and _storage_users(data) <= 1 + (data._base is not None))
 
 

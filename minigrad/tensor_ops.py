@@ -123,6 +123,10 @@ class TensorOps:
         later edit of self breaks backward through it (the version check)."""
         return self._inplace(ops.Relu, torch.Tensor.relu_)
 
+    def exp_(self):
+        """In place, as torch's: ExpBackward0 saves the result, that is self after the edit."""
+        return self._inplace(ops.Exp, torch.Tensor.exp_)
+
     def tanh(self):
         return ops.Tanh.apply(self)
 
@@ -182,6 +186,10 @@ class TensorOps:
 
     def masked_fill(self, mask, value):
         return ops.MaskedFill.apply(self, mask._data, value)
+
+    def where(self, condition, other):
+        """``torch.where(condition, self, other)``."""
+        return ops.Where.apply((condition,), self, _as_tensor(other, self))
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False):
         output, inverse, counts = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
@@ -285,6 +293,18 @@ class TensorOps:
         if isinstance(dim, int):
             return ops.SqueezeDim.apply(self, dim)
         return ops.SqueezeDims.apply(self, tuple(dim))
+
+    def unbind(self, dim=0):
+        return ops.multi_output_views(ops.Unbind, self, dim)
+
+    def chunk(self, chunks, dim=0):
+        return ops.multi_output_views(ops.Split, self, chunks, dim)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return ops.Diagonal.apply(self, offset, dim1, dim2)
+
+    def repeat(self, *repeats):
+        return ops.Repeat.apply(self, _shape_arg(repeats))
 
     def __getitem__(self, key):
         """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch. A

@@ -24,11 +24,19 @@ _MADE_IN_A_FUNCTION = (
     "Function.")
 
 
+_MULTI_OUTPUT = (
+    " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+    "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
 def creation_error(view, indirect):
     """torch's message for a view made with grad mode off that is, or whose memory was, edited in place.
     Creation mode "function": a view a custom Function made in its forward (always with grad mode
-    off) and returned as it is, where no node was recorded."""
+    off) and returned as it is, where no node was recorded; "multi_output": one of the views an op
+    returned together (unbind, chunk), or a view of one."""
     mode = view._view.creation_mode
+    if mode == "multi_output":
+        return _multi_output_error(view, indirect)
     in_function = mode == "function"
     if in_function:
         mode = "no_grad"
@@ -36,10 +44,7 @@ def creation_error(view, indirect):
     if view._grad_fn is None:
         made = f"A view was created in {mode} mode"
     else:
-        name = view._grad_fn.name()
-        if releases.SHORT_NODE_NAMES_IN_ERRORS:
-            name = name[:name.rindex("Backward")]
-        made = (f"Output {view._output_nr} of {name} is a view of a view which was "
+        made = (f"Output {view._output_nr} of {_named(view._grad_fn)} is a view of a view which was "
                 f"created in {mode} mode")
     edited = (f"its base or another view of its base has been modified inplace {enabled}" if indirect
               else f"is being modified inplace {enabled}")
@@ -49,6 +54,21 @@ def creation_error(view, indirect):
             f"You can clarify your code by moving both the view and the inplace either both inside the {block} "
             "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
             "tracked).")
+
+
+def _multi_output_error(view, indirect):
+    edited = "its base or another view of its base has been" if indirect else "is being"
+    if view._grad_fn is None:
+        made = f"A view was created in no_grad mode and {edited} modified inplace with grad mode enabled."
+    else:
+        made = f"Output {view._output_nr} of {_named(view._grad_fn)} is a view and {edited} modified inplace."
+    return made + _MULTI_OUTPUT
+
+
+def _named(node):
+    """A view's node as the view errors name it: by its op from torch 2.13 ("Split"), by its name before."""
+    name = node.name()
+    return name[:name.rindex("Backward")] if releases.SHORT_NODE_NAMES_IN_ERRORS else name
 
 
 def check_inplace(view):

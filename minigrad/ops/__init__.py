@@ -18,9 +18,10 @@ from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
 from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, mat2_grad  # noqa: F401
 from .pointwise import (  # noqa: F401
     Abs, Clone, Exp, Log, MaskedFill, Relu, Round, Sigmoid, SigmoidBackward, Sqrt, Tanh, TanhBackward,
-    ThresholdBackward, ToCopy)
+    ThresholdBackward, ToCopy, Where)
 from .reductions import Max, MaxDim, Mean, MeanDim, Sum, SumDim, Unique2, _keep_dims, _normalize_dims  # noqa: F401
 from .shapes import (  # noqa: F401
-    Alias, Expand, IndexBackward, ReshapeAlias, Reshaping, Select, Slice, Squeeze, SqueezeDim, SqueezeDimInplace,
-    SqueezeDims, T, Transpose, TransposeInplace, UnsafeView, Unsqueeze, View)
+    Alias, Cat, Diagonal, DiagonalBackward, Expand, IndexBackward, Repeat, ReshapeAlias, Reshaping, Select, Slice,
+    Split, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims, Stack, T, Transpose, TransposeInplace, Unbind,
+    UnsafeView, Unsqueeze, View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401

@@ -237,3 +237,27 @@ class MaskedFill(Function):
     def backward(ctx, grad):
         (mask,) = ctx.saved_tensors
         return MaskedFill.apply(grad, mask._data, 0), None, None
+
+
+class Where(Function):
+    """``torch.where(condition, a, b)``: a where the condition holds, else b (broadcast together). The
+    gradient goes the same ways, so the node saves the condition, the tensor itself (its version is
+    checked). It comes boxed in a 1-tuple: an argument but no input of the node, which has edges for
+    a and b only, as torch's."""
+
+    node_name = "WhereBackward0"
+    saved_names = ("condition",)
+
+    @staticmethod
+    def forward(ctx, boxed_condition, a, b):
+        (condition,) = boxed_condition
+        ctx.save_for_backward(condition)
+        return torch.where(condition._data, a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (condition,) = ctx.saved_tensors
+        zero = constant(grad._data.new_zeros(()))
+        need_a, need_b = ctx.needs_input_grad[1:]
+        return (None, Where.apply((condition,), grad, zero) if need_a else None,
+                Where.apply((condition,), zero, grad) if need_b else None)

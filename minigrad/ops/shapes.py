@@ -1,4 +1,7 @@
-"""Shape ops: views (t, transpose, view, squeeze, unsqueeze, expand, select, slice) and reshapes."""
+"""Shape ops: views (t, transpose, view, squeeze, unsqueeze, expand, select, slice, diagonal; unbind and
+chunk, several at once), reshapes, and copies that join tensors (stack; cat, chunk's backward)."""
+import torch
+
 from .. import broadcast
 from ..function import Function
 
@@ -177,7 +180,164 @@ class IndexBackward(Function):
         return grad[ctx.key], None, None
 
 
+class Diagonal(Function):
+    """``a.diagonal(offset, dim1, dim2)``: a view. Backward places the gradient on the diagonal of
+    zeros (torch's diagonal_backward, an op of its own)."""
+
+    node_name = "DiagonalBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, offset, dim1, dim2):
+        ctx.shape, ctx.dims = a.shape, (offset, dim1, dim2)
+        return a._data.diagonal(offset, dim1, dim2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return DiagonalBackward.apply(grad, ctx.shape, *ctx.dims), None, None, None
+
+
+class DiagonalBackward(Function):
+    """A diagonal's gradient placed in zeros of the input's shape; its own gradient is the diagonal again."""
+
+    node_name = "DiagonalBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, offset, dim1, dim2):
+        ctx.dims = (offset, dim1, dim2)
+        result = grad._data.new_zeros(shape)
+        result.diagonal(offset, dim1, dim2).copy_(grad._data)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.diagonal(*ctx.dims), None, None, None, None
+
+
+class Repeat(Function):
+    """``a.repeat(*repeats)``: a copy tiling a. Backward, as torch's repeat_backward: sum away the
+    leading dims repeats added, then view each repeated dim as (repeat, size) and sum the repeats;
+    zeros when a repeat is 0. Nothing saved but the repeats and a's shape."""
+
+    node_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        ctx.shape, ctx.repeats = a.shape, tuple(repeats)
+        return a._data.repeat(repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape, repeats = ctx.shape, ctx.repeats
+        if 0 in repeats:
+            return grad.new_zeros(shape), None
+        added = len(repeats) - len(shape)
+        for _ in range(added):
+            grad = grad.sum(0)
+        sizes, summed = [], []
+        for size, repeat in zip(shape, repeats[added:]):
+            if repeat != 1:
+                sizes.append(repeat)
+                summed.append(len(sizes) - 1)
+            sizes.append(size)
+        if summed:
+            grad = grad.reshape(sizes).sum(summed)
+        return grad, None
+
+
 class ReshapeAlias(Reshaping):
     """The view torch's reshape takes of a non-contiguous input whose elements it can view without copying."""
 
     node_name, method = "ReshapeAliasBackward0", "view"
+
+
+# --- several views at once, and their inverses ------------------------------------------------
+
+def multi_output_views(function, a, *args):
+    """Apply ``function``, an op whose outputs are views of ``a`` (unbind, chunk), and make each a
+    view of ``a``. Their one node can't be rebased for one of them, so torch refuses an in-place edit
+    of any (creation mode "multi_output", set wherever grad mode is on, as torch's MULTI_OUTPUT_NODE,
+    even when nothing was recorded); a view made with grad mode off keeps that mode's refusal."""
+    outputs = function.apply(a, *args)
+    for output in outputs:
+        output._become_view_of(a)
+        if output._view.creation_mode is None:
+            output._view.creation_mode = "multi_output"
+    return outputs
+
+
+class Unbind(Function):
+    """``a.unbind(dim)``: every slice along dim, as views. Backward stacks their gradients (zeros for
+    those that got none, which ``materialize_grads`` supplies), so its own graph is StackBackward0."""
+
+    node_name = "UnbindBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        outputs = a._data.unbind(dim)
+        ctx.dim = dim
+        return outputs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Stack.apply(ctx.dim, *grads), None
+
+
+class Split(Function):
+    """``a.chunk(n, dim)``, which torch computes as ``split`` into pieces of ``ceil(size / n)``:
+    views. Backward concatenates their gradients (zeros for those that got none): CatBackward0."""
+
+    node_name = "SplitBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, chunks, dim):
+        outputs = a._data.chunk(chunks, dim)
+        if a.shape[dim] == 0:  # torch's chunk takes split_with_sizes here
+            raise NotImplementedError("minigrad's chunk takes a dim of size 1 or more")
+        ctx.dim = dim
+        return outputs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Cat.apply(ctx.dim, *grads), None, None
+
+
+class Stack(Function):
+    """``torch.stack(tensors, dim)``: a copy. Backward hands each input its slice of the gradient
+    (``unbind``), so its own graph is UnbindBackward0. Nothing saved but dim."""
+
+    node_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        result = torch.stack([t._data for t in tensors], dim)
+        ctx.dim = dim % result.dim()
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, *grad.unbind(ctx.dim))
+
+
+class Cat(Function):
+    """``torch.cat(tensors, dim)`` of chunk's gradients (its backward): a copy. Its own backward
+    narrows the gradient to each input's part (SliceBackward0, as torch's cat_tensors_backward)."""
+
+    node_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        result = torch.cat([t._data for t in tensors], dim)
+        ctx.dim = dim % result.dim()
+        ctx.sizes = [t.shape[ctx.dim] for t in tensors]
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads, start = [None], 0
+        for size in ctx.sizes:
+            grads.append(Slice.apply(grad, ctx.dim, slice(start, start + size)))
+            start += size
+        return tuple(grads)

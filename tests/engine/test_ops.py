@@ -483,3 +483,110 @@ def test_pow_gradients_where_the_base_or_exponent_is_zero(op):
         out = POW_AT_ZERO[op](lib, base, exponent)
         return out, lib.autograd.grad(out.sum(), (base, exponent), allow_unused=True)
     assert_same(scenario, close=True)
+
+
+# --- issue 37: ops that return several views, join tensors, tile, pick a diagonal, choose ------
+
+MORE_OPS = [
+    case("unbind", lambda lib, x: x.unbind(1)[2], A),
+    case("unbind_fn_two_used", lambda lib, x: lib.unbind(x, -1)[0] * 2 + x.unbind(-1)[1], (2, 3, 4)),
+    case("chunk_uneven", lambda lib, x: x.chunk(2, 1)[1], A),
+    case("chunk_fn", lambda lib, x: lib.chunk(x, 3)[0] * 3 + lib.chunk(x, 3)[2], (5, 2)),
+    case("stack", lambda lib, x, y: lib.stack([x, y], 1), A, A),
+    case("stack_negative_dim", lambda lib, x, y: lib.stack((x, y * 2, x), -1), A, A),
+    case("diagonal", lambda lib, x: x.diagonal(), (3, 3)),
+    case("diagonal_offset", lambda lib, x: x.diagonal(1), A),
+    case("diagonal_fn_dims", lambda lib, x: lib.diagonal(x, -1, 1, 2), (2, 3, 4)),
+    case("repeat", lambda lib, x: x.repeat(2, 1), A),
+    case("repeat_new_dims", lambda lib, x: x.repeat(3, 1, 2), A),
+    case("repeat_list", lambda lib, x: x.repeat([2, 2]), V),
+    case("repeat_zero", lambda lib, x: x.repeat(1, 0) * 2, A),
+    case("where", lambda lib, x, y: lib.where(x > 0, x, y), A, A),
+    case("where_broadcast_method", lambda lib, x, y: x.where(x < 0, y), A, V),
+    case("where_scalar_other", lambda lib, x: lib.where(x > 0, x, 0.0), A),
+    case("where_scalar_input", lambda lib, x: lib.where(x > 0, 1.0, x), A),
+    case("exp_", lambda lib, x: (x * 1).exp_(), A),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", MORE_OPS)
+def test_more_ops(op, shapes, positive, device):
+    assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+def more_graphs(lib, device, op, shapes, positive):
+    """The graph, and what its node saves: the condition of where, the result of exp_ (the tensor itself)."""
+    lib.manual_seed(0)
+    out = op(lib, *[make(lib, device, shape, positive) for shape in shapes])
+    node = out.grad_fn
+    names = {"WhereBackward0": ["condition"], "ExpBackward0": ["result"]}.get(node.name(), [])
+    saved = {name: getattr(node, "_saved_" + name) for name in names}
+    return graph_signature(out), saved, [s is out for s in saved.values()], out._is_view(), out._base is not None
+
+
+@pytest.mark.parametrize("op, shapes, positive", MORE_OPS)
+def test_more_ops_graphs_and_saved_tensors(op, shapes, positive, device):
+    assert_same(more_graphs, device, op, shapes, positive, close=True)
+
+
+MORE_SECOND_ORDER = [
+    case("unbind", lambda lib, x: x.unbind(0)[1] ** 2, A),
+    case("chunk", lambda lib, x: x.chunk(2, 1)[0] ** 2, A),
+    case("stack", lambda lib, x, y: lib.stack([x * y, y], 0) ** 2, A, A),
+    case("diagonal", lambda lib, x: x.diagonal(-1) ** 2, (3, 3)),
+    case("repeat", lambda lib, x: x.repeat(2, 1, 3) ** 2, A),
+    case("where", lambda lib, x, y: lib.where(x > 0, x * y, y ** 2), A, A),
+]
+
+
+@pytest.mark.parametrize("op, shapes, positive", MORE_SECOND_ORDER)
+def test_more_ops_second_order(op, shapes, positive, device):
+    assert_same(second_order, device, op, shapes, positive, close=True)
+
+
+def _edit(make_views, edit):
+    """A scenario: views made from a clone of a leaf, then an edit; what the edit raised, and grad_fn's names."""
+    def scenario(lib):
+        base = lib.ones(4, 3, requires_grad=True).clone()
+        views = make_views(lib, base)
+        edit(lib, base, views)
+        return [v.grad_fn.name() if v.grad_fn is not None else None for v in views]
+    return scenario
+
+
+MULTI_OUTPUT_EDITS = {
+    "unbind_output": _edit(lambda lib, b: b.unbind(), lambda lib, b, v: v[1].add_(1)),
+    "chunk_output": _edit(lambda lib, b: b.chunk(3), lambda lib, b, v: v[1].mul_(2)),
+    "view_of_an_output": _edit(lambda lib, b: [b.unbind(1)[0].view(2, 2)], lambda lib, b, v: v[0].add_(1)),
+    "slice_of_an_output": _edit(lambda lib, b: [b.chunk(2)[1][1:]], lambda lib, b, v: v[0].zero_()),
+    "base_edited_then_grad_fn": _edit(lambda lib, b: b.unbind(), lambda lib, b, v: b.mul_(2)),
+    "no_grad_needed_then_one": _edit(lambda lib, b: b.detach().unbind(),
+                                     lambda lib, b, v: v[0].add_(lib.ones(3, requires_grad=True))),
+    "made_under_no_grad": _edit(lambda lib, b: _no_grad(lib, lambda: b.chunk(2)), lambda lib, b, v: v[0].add_(1)),
+    "plain_edit_of_a_detached_output": _edit(lambda lib, b: b.detach().chunk(2), lambda lib, b, v: v[0].mul_(2)),
+}
+
+
+def _no_grad(lib, make):
+    with lib.no_grad():
+        return make()
+
+
+@pytest.mark.parametrize("name", MULTI_OUTPUT_EDITS)
+def test_outputs_of_multi_output_views_refuse_in_place_edits_as_torch(name):
+    assert_same(MULTI_OUTPUT_EDITS[name])
+
+
+def test_exp_in_place_bumps_the_version_and_saves_its_result():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        z = x / 2
+        q = z * 3
+        w = z.exp_()
+        w.sum().backward(retain_graph=True)
+        grad = x.grad.clone()
+        try:
+            q.sum().backward()
+        except RuntimeError as error:
+            return w is z, z._version, grad, str(error)
+    assert_same(scenario, close=True)

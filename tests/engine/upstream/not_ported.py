@@ -48,7 +48,6 @@ NOT_PORTED = {
         "test_gradient_edge_graph_ownership": GRADIENT_EDGE,
         "test_grad_nonleaf_many_outputs": ops("chunk"),
         "test_grad_nonleaf_register_hook": ops("unbind"),
-        "test_post_accumulate_grad_hook_ordering": ops("view_as"),
         "test_grad_batched_grad": "autograd.grad's is_grads_batched (vmap)",
         "test_grad_fn_prehooks_multiple_outputs": ops("var_mean"),
         "test_node_post_hook_registered_during_unpack_hook": internals("torch._C._current_autograd_node"),

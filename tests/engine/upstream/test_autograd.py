@@ -581,6 +581,30 @@ class TestAutograd(TestCase):
             gc.collect()
             self.assertIsNone(ref())
 
+    def test_post_accumulate_grad_hook_ordering(self):
+        t = torch.rand(3, requires_grad=True)
+
+        def tensor_hook(grad):
+            return grad.sub(2.0)
+
+        def node_prehook(grads):
+            return (grads[0].div(5.0),)
+
+        def post_accumulate(p):
+            p.grad.add_(0.5)
+
+        def node_posthook(grad_inputs, grad_outputs):
+            t.grad = grad_outputs[0].mul(10)
+
+        accumulator = t.view_as(t).grad_fn.next_functions[0][0]
+        t.register_hook(tensor_hook)
+        accumulator.register_prehook(node_prehook)
+        t.register_post_accumulate_grad_hook(post_accumulate)
+        accumulator.register_hook(node_posthook)
+        t.sum().backward()
+        # tensor hook, node pre-hook, post-accumulate hook, node post-hook: ((1 - 2) / 5 + 0.5) * 10
+        self.assertEqual(torch.tensor([3.0, 3.0, 3.0]), t.grad)
+
     # --- tensor hooks, node hooks and their order ---------------------------------------------------
 
     def test_hook_with_no_name(self):
