@@ -471,6 +471,41 @@ class TestAutograd(TestCase):
         self.assertIsNotNone(y.grad)
         self.assertIsNotNone(start.grad)
 
+    def test_grad_nonleaf_many_outputs(self):
+        # two gradients of one node's outputs captured at once; the leaf's hook must not run
+        x = torch.randn(4, 2, requires_grad=True)
+        a, b = x.chunk(2)
+        called = []
+        x.register_hook(lambda grad: called.append(True))
+        go = torch.randn(2, 2)
+        grad_a, grad_b = torch.autograd.grad(a + 2 * b, [a, b], grad_outputs=go, create_graph=True)
+        self.assertEqual(grad_a, go)
+        self.assertEqual(grad_b, go * 2)
+        self.assertEqual(called, [])
+        self.assertIsNone(x.grad)
+
+    def test_grad_nonleaf_register_hook(self):
+        # a hook on one output of unbind sees only that output's gradient
+        x = torch.randn(5, requires_grad=True)
+        parts = x.unbind()
+        seen = [None]
+
+        def hook(grad):
+            seen[0] = grad
+
+        parts[0].register_hook(hook)
+        parts[0].backward()
+        self.assertEqual(seen[0], torch.tensor(1.0))
+        expected = torch.tensor([1.0, 0, 0, 0, 0])
+        self.assertEqual(x.grad, expected)
+        self.assertIsNone(parts[0].grad)
+        for i in range(1, 5):
+            parts[i].backward()
+            self.assertEqual(seen[0], None)
+            expected[i] = 1.0
+            self.assertEqual(x.grad, expected)
+            self.assertIsNone(parts[i].grad)
+
     def test_grad_materialize_grads(self):
         x = torch.tensor(0.5, requires_grad=True)
         a = torch.tensor(1.0, requires_grad=True)
@@ -1537,6 +1572,50 @@ class TestAutograd(TestCase):
                 torch.autograd.grad(c, b, torch.ones_like(c), create_graph=True)
             self.assertFalse(any("Using backward() with create_graph=True" in str(w.message) for w in caught))
 
+    def test_inplace(self):
+        x = torch.ones(5, 5, requires_grad=True)
+        y = (torch.ones(5, 5) * 4).requires_grad_()
+        z = x * y
+        q = z + y
+        w = z * y
+        z.add_(2)
+        q.backward(torch.ones(5, 5), retain_graph=True)  # add saves nothing
+        self.assertRaises(RuntimeError, lambda: w.backward(torch.ones(5, 5)))  # mul saved z
+
+        z = x * y
+        q = z * y
+        r = z + y
+        w = z.add_(y)
+        w.backward(torch.ones(5, 5), retain_graph=True)  # the newest version of z
+        r.backward(torch.ones(5, 5), retain_graph=True)
+        self.assertRaises(RuntimeError, lambda: q.backward(torch.ones(5, 5)))
+
+        with torch.no_grad():
+            x.grad.zero_()
+        m = x / 2
+        z = m + y / 8
+        q = z * y
+        r = z + y
+        before = z._version
+        w = z.exp_()
+        self.assertNotEqual(z._version, before)
+        r.backward(torch.ones(5, 5), retain_graph=True)
+        self.assertEqual(x.grad, torch.ones(5, 5) / 2)
+        w.backward(torch.ones(5, 5), retain_graph=True)
+        self.assertEqual(x.grad, torch.empty(5, 5).fill_((1 + math.e) / 2))
+        self.assertRaises(RuntimeError, lambda: q.backward(torch.ones(5, 5)))
+
+        leaf = torch.ones(5, 5, requires_grad=True)
+        x = leaf.clone()
+        x.add_(10)
+        self.assertEqual(x, torch.ones(5, 5) * 11)
+        y = x + 2  # x is still usable
+        y.backward(torch.ones(5, 5))
+        self.assertEqual(leaf.grad, torch.ones(5, 5))
+        z = x * y
+        x.add_(2)
+        self.assertRaises(RuntimeError, lambda: z.backward(torch.ones(5, 5)))
+
     # --- custom Functions: outputs, saved tensors, lifetimes ----------------------------------------
 
     def test_mark_non_differentiable(self):
@@ -1658,6 +1737,22 @@ class TestAutograd(TestCase):
         expected[3:5] = v
         self.assertEqual(result, expected)
 
+    def test_unused_output(self):
+        x = torch.randn(10, 10, requires_grad=True)
+        o = x.chunk(5)[2] * 4 + 2
+        o.sum().backward()
+        expected = torch.zeros(10, 10)
+        expected[4:6] = 4
+        self.assertEqual(x.grad, expected)
+
+        with torch.no_grad():
+            x.grad.zero_()
+        go = torch.randn(2, 10)
+        x.chunk(5)[0].backward(go)
+        expected = torch.zeros(10, 10)
+        expected[:2] = go
+        self.assertEqual(x.grad, expected)
+
     def test_gc_in_destructor(self):
         class CollectOnDelete(Function):
             def forward(self, t):
@@ -1751,6 +1846,13 @@ class TestAutograd(TestCase):
         x.detach().zero_()  # the detached tensor shares x's version counter
         with self.assertRaisesRegex(RuntimeError, "has been modified by an inplace"):
             y.backward()
+
+    def test_isolated_node(self):
+        x = torch.randn(5, 5, requires_grad=True)
+        y = torch.randn(5, 5, requires_grad=True)
+        a = x + y
+        b = torch.max(a, 1, True)[1].repeat(1, 5).double()  # indices: no graph
+        (b + a).sum().backward()
 
     def test_shape(self):
         x = torch.randn(3, 4)
@@ -2013,6 +2115,27 @@ class TestAutograd(TestCase):
 
         run()
         self.assertEqual(freed[0], 1)
+
+    def test_inplace_on_view_leaf_errors(self):
+        # refused when the view is edited, not later in backward
+        x = torch.zeros(1, requires_grad=True)
+        y = x.view_as(x)
+        with self.assertRaisesRegex(RuntimeError, "a view of a leaf Variable that requires grad is being used in an "
+                                                  "in-place operation."):
+            y.add_(1)
+
+    def test_out_variant_raises_when_inputs_require_grad(self):
+        a = torch.randn(2, 2, requires_grad=True)
+        b = torch.randn(2, 2, requires_grad=True)
+        x = torch.zeros_like(a)
+        self.assertRaisesRegex(RuntimeError, "out=", lambda: torch.mul(a, b, out=x))
+        with torch.no_grad():  # inputs may require grad where nothing is recorded
+            torch.mul(a, b, out=x)
+            self.assertEqual(x, a * b)
+        a = torch.randn(2, 2)
+        b = torch.randn(2, 2)
+        x = torch.zeros(2, 2, requires_grad=True)
+        self.assertRaisesRegex(RuntimeError, "out=", lambda: torch.mul(a, b, out=x))  # the output requires grad
 
     # --- anomaly detection --------------------------------------------------------------------------
 
@@ -2337,6 +2460,42 @@ class TestAutograd(TestCase):
             a.data = torch.tensor(3, dtype=torch.int64)
 
     # --- checkpoint ----------------------------------------------------------------------------------
+
+    def test_checkpointing(self):
+        # per input, a small network under reentrant checkpoint; then one loss over all of them
+        module = torch.nn.Sequential(torch.nn.Linear(10, 1000), torch.nn.ReLU(), torch.nn.Linear(1000, 10))
+        features = []
+        for _ in range(200):  # upstream's 2000 make it a slow test there; 200 check the same
+            data = torch.empty(1, 10)
+            data.uniform_()
+            data.requires_grad = True
+            features.append(checkpoint(module, data, use_reentrant=True))
+        torch.stack(features).mean().backward()
+
+    @parametrize("input_requires_grad", [True, False])
+    def test_checkpointing_without_reentrant(self, input_requires_grad):
+        # the same network under non-reentrant checkpoint (its input a keyword) gives its copy's gradients
+        class Holder(torch.nn.Module):
+            def __init__(self, module):
+                super().__init__()
+                self.module = module
+
+            def forward(self, data):
+                return self.module(data)
+
+        module = Holder(torch.nn.Sequential(torch.nn.Linear(10, 1000), torch.nn.ReLU(), torch.nn.Linear(1000, 10)))
+        module_copy = copy.deepcopy(module)
+        checkpointed, plain = [], []
+        for _ in range(200):  # upstream's 2000 make it a slow test there; 200 check the same
+            data = torch.empty(1, 10)
+            data.uniform_()
+            data.requires_grad = input_requires_grad
+            checkpointed.append(checkpoint(module, data=data, use_reentrant=False))
+            plain.append(module_copy(data))
+        torch.stack(checkpointed).mean().backward()
+        torch.stack(plain).mean().backward()
+        for checkpointed_param, param in zip(module.parameters(), module_copy.parameters()):
+            self.assertEqual(checkpointed_param.grad, param.grad)
 
     def test_checkpoint_valid_reset_on_error(self):
         a = torch.randn(2, 2, requires_grad=True)
