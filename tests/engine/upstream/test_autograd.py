@@ -3211,6 +3211,14 @@ class TestAutogradForwardMode(TestCase):
         self.assertTrue(ref.expired())  # the detached tensor does not keep its source alive
 
 
+def mask_not_all_zeros(shape):
+    """A random boolean mask with at least one True (torch.testing._internal's helper of that name)."""
+    while True:
+        mask = torch.randn(shape) > 0
+        if mask.sum() > 0:
+            return mask
+
+
 class TestAutogradDeviceType(TestCase):
     @dtypes(torch.float, torch.double, torch.int32, torch.int64)  # upstream's int8 and int16: not minigrad dtypes
     def test_set_requires_grad_only_for_floats(self, device, dtype):
@@ -3226,6 +3234,35 @@ class TestAutogradDeviceType(TestCase):
             else:
                 with self.assertRaisesRegex(RuntimeError, "floating point", msg=f"dt: {a.dtype} device: {a.device}"):
                     call()
+
+    def test_where_functional(self, device):
+        x = torch.randn(5, 5, dtype=torch.double, device=device, requires_grad=True)
+        y = torch.randn(5, 5, dtype=torch.double, device=device, requires_grad=True)
+        cond = mask_not_all_zeros((5, 5)).to(device=device)
+
+        def where(cond, x, y):
+            return torch.where(cond, x, y)
+
+        gradcheck(where, [cond, x, y], raise_exception=True)
+        gradgradcheck(where, [cond, x, y], [torch.randn(5, 5, device=device)])
+        x = torch.randn(5, 1, 5, dtype=torch.double, device=device, requires_grad=True)  # broadcast
+        y = torch.randn(5, 5, 1, dtype=torch.double, device=device, requires_grad=True)
+        gradcheck(where, [cond, x, y], raise_exception=True)
+        gradgradcheck(where, [cond, x, y], [torch.randn(5, 5, 5, device=device)])
+
+    def test_where_scalar(self, device):
+        x = torch.randn(5, 5, dtype=torch.double, device=device, requires_grad=True)
+        cond = mask_not_all_zeros((5, 5)).to(device=device)
+
+        def scalar_first(cond, x):
+            return torch.where(cond, 4.0, x)
+
+        def scalar_second(cond, x):
+            return torch.where(cond, x, 4.0)
+
+        for f in (scalar_first, scalar_second):
+            gradcheck(f, (cond, x))
+            gradgradcheck(f, (cond, x))
 
     @deviceCountAtLeast(1)
     def test_grad_assignment(self, devices):
@@ -3316,6 +3353,34 @@ class TestAutogradDeviceType(TestCase):
         inp = torch.rand(2, requires_grad=True)
         parent_on_cpu(inp).sum().backward()
 
+    def test_inplace_on_view_then_no_grad(self, device):
+        a = torch.ones(3, 1, dtype=torch.double, device=device, requires_grad=True)
+        b = a * 2
+        c = b.view_as(b)
+        c[0][0] = 3
+        with torch.no_grad():
+            c.grad_fn  # the view's node is rebuilt with grad mode off
+        c.sum().backward()
+
+    def test_inplace_on_view_multiple_outputs(self, device):
+        x = torch.arange(9.0, dtype=torch.double).reshape(3, 3).requires_grad_().clone()
+        parts = x.unbind()
+        with self.assertRaises(RuntimeError):
+            parts[0].mul_(2)
+
+    def test_inplace_on_view_of_multiple_output_view(self, device):
+        a = torch.rand(10, dtype=torch.double, device=device, requires_grad=True).clone()
+        b = a.unbind(0)
+        c = b[0].view_as(b[0])
+        with self.assertRaises(RuntimeError):
+            c.mul_(2)
+
+    def test_inplace_multiple_output_view_of_view(self, device):
+        a = torch.rand(10, dtype=torch.double, device=device, requires_grad=True).clone()
+        c = a.view_as(a).unbind(0)
+        with self.assertRaises(RuntimeError):
+            c[0].mul_(2)
+
     def test_inplace_on_view_undefined_grad_output(self, device):
         a = torch.tensor([1.0], requires_grad=True)
         view = a.clone()[:]
@@ -3349,6 +3414,18 @@ class TestAutogradDeviceType(TestCase):
     def test_gradcheck_input_output_different_device(self, device):
         gradcheck(lambda t: t.to("cpu"), (torch.ones((1,), dtype=torch.double, device="cuda", requires_grad=True),))
         gradcheck(lambda t: t.to("cuda"), (torch.ones((1,), dtype=torch.double, device="cpu", requires_grad=True),))
+
+    def test_resize_version_bump(self, device):
+        x = torch.rand((1,), device=device)
+        y = torch.randn((3,), device=device)
+        x.resize_((1, 2))
+        self.assertEqual(x._version, 1)
+        x.resize_as_(y)
+        self.assertEqual(x._version, 2)
+        x.resize_((3,))  # the same size: no edit, no bump
+        self.assertEqual(x._version, 2)
+        x.resize_as_(y)
+        self.assertEqual(x._version, 2)
 
     def test_zero_dim_param_mixed_device_grad(self, device):
         if not TEST_CUDA:
