@@ -159,7 +159,6 @@ NOT_PORTED = {
         "test_clear_saved_tensors_on_access": "Function.clear_saved_tensors_on_access",
         "test_clear_saved_tensors_on_access_double_access_error": "Function.clear_saved_tensors_on_access",
         "test_autograd_node_isinstance": internals("torch._C._functions"),
-        "test_autograd_views_codegen": ops("view_as", "unbind") + "; Tensor._is_view",
         "test_inplace_not_requires_grad": ops("view_as", "unbind", "select"),
         "test_autograd_simple_views_python": ops("narrow", "select") + "; " + COMPLEX,
         "test_autograd_inplace_views_creation_meta": ops("view_as", "unbind", "as_strided_", "transpose_", "t_"),

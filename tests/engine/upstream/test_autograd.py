@@ -2682,6 +2682,38 @@ class TestAutograd(TestCase):
 
     # --- printing, views, in-place --------------------------------------------------------------------
 
+    def test_autograd_views_codegen(self):
+        # view_as and unbind: differentiable views either way; which in-place edits are refused
+        def run_test(grad_mode, requires_grad, is_view, should_raise):
+            def check(edit, error):
+                if error is None:
+                    edit()
+                else:
+                    with self.assertRaisesRegex(RuntimeError, error):
+                        edit()
+
+            inp = torch.rand(2, requires_grad=requires_grad).clone()
+            with torch.set_grad_enabled(grad_mode):
+                out = inp.view_as(inp)
+            self.assertTrue(out._is_view() == is_view)
+            check(lambda: out.add_(1), should_raise[0])
+
+            inp = torch.rand(2, requires_grad=requires_grad).clone()
+            with torch.set_grad_enabled(grad_mode):
+                out = inp.unbind()
+            self.assertTrue(out[0]._is_view() == is_view)
+            self.assertTrue(out[1]._is_view() == is_view)
+            check(lambda: out[0].add_(1), should_raise[1])
+            check(lambda: out[1].add_(1), should_raise[2])
+
+        run_test(grad_mode=True, requires_grad=False, is_view=True, should_raise=(None, None, None))
+        unbind_err = "Output {} of UnbindBackward0 is a view and is being modified inplace."
+        run_test(grad_mode=True, requires_grad=True, is_view=True,
+                 should_raise=(None, unbind_err.format("0"), unbind_err.format("1")))
+        no_grad_err = "A view was created in no_grad mode and is being modified inplace"
+        run_test(grad_mode=False, requires_grad=True, is_view=True, should_raise=(no_grad_err,) * 3)
+        run_test(grad_mode=False, requires_grad=False, is_view=True, should_raise=(None, None, None))
+
     def test_autograd_print_tensor(self):
         a = torch.ones(1, requires_grad=True)
         self.assertEqual(repr(a), "tensor([1.], requires_grad=True)")
