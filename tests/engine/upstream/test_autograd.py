@@ -11,12 +11,13 @@ tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradch
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
 ``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
-``Tensor.all``, ``Tensor._is_view``. 199 tests are in it and restated below, each under its
-upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 318 are not
-ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
-tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, select, chunk
-or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
+``Tensor.all``, ``Tensor._is_view``, ``unbind``, ``chunk``, ``stack``, ``repeat``, ``where``, ``exp_``.
+217 tests are in it and restated below, each under its upstream name and class (upstream's int8 and
+int16 variants of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes); two
+slow ones run 200 of their 2000 checkpointed inputs. The other 300 are not ported: ``not_ported.py``
+names each with its reason (forward-mode AD, sparse, complex and nested tensors, the profiler, ops
+outside minigrad's list such as sin, cos, narrow, select, prod or var_mean, torch._C internals, CUDA
+streams, ...); ``test_lists.py`` checks the two add up.
 
 Not copied: each test is written anew, in this file's own code, to set up and check what the
 upstream test of the same name does (the stored copy of PyTorch may be read, not committed).
@@ -25,7 +26,7 @@ lists the tests that fail, each with its reason, as strict xfail (``conftest.py`
 passing fails the run, so the list only shrinks.
 
 ``UPSTREAM_LIBRARY=torch`` runs this file with torch 2.13 itself in place of minigrad: every test
-passes there but the three that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
+passes there but the four that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
 TORCH_FAILS_TOO), which shows the restatement is faithful.
 """
 import collections
