@@ -3,6 +3,8 @@
 Numbers live in torch tensors (on CPU or CUDA) that never require grad; minigrad records the
 backward graph, saves and frees tensors, checks versions and runs backward, as torch does.
 """
+import numbers
+
 import torch as _torch
 
 from . import autograd, cuda, nn, ops, optim, utils
@@ -79,15 +81,23 @@ globals().update((name, _function(name)) for name in """
 globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 
-def where(condition, input, other):
-    """``torch.where(condition, input, other)``: either of input and other may be a number."""
-    like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else condition
-    return Tensor.where(_as_tensor(input, like), condition, other)
-
-
 def stack(tensors, dim=0):
     """``torch.stack(tensors, dim)``: a copy, StackBackward0."""
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(tensor).__name__}")
     return ops.Stack.apply(dim, *tensors)
+
+
+def where(condition, input, other):
+    """``torch.where(condition, input, other)``: either of input and other may be a number (else torch's
+    TypeError, its first line)."""
+    values = (Tensor, numbers.Number)
+    if not (isinstance(condition, Tensor) and isinstance(input, values) and isinstance(other, values)):
+        got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in (condition, input, other))
+        raise TypeError(f"where() received an invalid combination of arguments - got ({got}), but expected one of:")
+    like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else condition
+    return _as_tensor(input, like).where(condition, other)
 
 
 def is_tensor(obj):

@@ -590,3 +590,26 @@ def test_exp_in_place_bumps_the_version_and_saves_its_result():
         except RuntimeError as error:
             return w is z, z._version, grad, str(error)
     assert_same(scenario, close=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.where(lib.ones(2) > 0, 2, 3),
+    lambda lib: lib.where(lib.ones(2) > 0, 2.0, 3),
+    lambda lib: lib.stack([lib.ones(1), 2]),
+    lambda lib: _first_line_of_error(lambda: lib.where(1, lib.ones(2), 0.0)),
+    lambda lib: lib.ones(2, 0).chunk(0),
+    lambda lib: lib.tensor(1.0).unbind(),
+    lambda lib: lib.ones(2, 3).diagonal(0, 1, 1),
+    lambda lib: lib.ones(2, 3).repeat(2),
+], ids=["where_two_ints", "where_float_int", "stack_a_number", "where_number_condition", "chunk_zero_chunks",
+        "unbind_0_dim", "diagonal_same_dims", "repeat_fewer_dims"])
+def test_more_ops_take_and_refuse_what_torch_does(call):
+    assert_same(call)
+
+
+def _first_line_of_error(call):
+    """The first line of what ``call`` raised (torch's argument errors go on listing the signatures)."""
+    try:
+        call()
+    except TypeError as error:
+        return str(error).split("\n")[0]
