@@ -204,13 +204,14 @@ def _all_none(grads):
 
 def validate_outputs(node, grads):
     """Check what a node returned, as torch's engine does: one gradient per edge, each shaped like
-    its input or like a broadcast of it (then reduced to the input's shape with ``sum_to``), and on
-    its input's device. A 0-dim gradient elsewhere is moved there: a CPU scalar in an op on CUDA
-    gets its gradient on the CPU, as in torch; a gradient with dims on another device is refused."""
+    its input or like a broadcast of it (then reduced to the input's shape with ``sum_to``), cast to
+    its input's dtype (where the node knows it), and on its input's device. A 0-dim gradient
+    elsewhere is moved there: a CPU scalar in an op on CUDA gets its gradient on the CPU, as in
+    torch; a gradient with dims on another device is refused."""
     if len(grads) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(grads)})")
-    checked = grads
+    checked, dtypes = grads, node._input_dtypes
     for index, (grad, shape, device) in enumerate(zip(grads, node._input_shapes, node._input_devices)):
         if grad is None:
             continue
@@ -220,6 +221,8 @@ def validate_outputs(node, grads):
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                    f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
             valid = broadcast.sum_to(grad, shape)
+        if dtypes and valid._data.dtype != dtypes[index]:
+            valid = valid.to(dtypes[index])
         if valid._data.device != device:
             if valid.dim():
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - "

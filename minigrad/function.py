@@ -28,14 +28,14 @@ UINT64_MAX = 2**64 - 1
 class Node:
     """A backward function: what a tensor's ``grad_fn`` points to.
 
-    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op,
-    ``_input_shapes`` and ``_input_devices`` the shapes and devices those inputs had (torch's
-    InputMetadata: the engine checks each gradient against them); the engine runs nodes
+    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op, ``_input_shapes``,
+    ``_input_devices`` and ``_input_dtypes`` what those inputs were (torch's InputMetadata: the engine
+    checks each gradient against them, and casts it to the dtype); the engine runs nodes
     newest-first by ``_sequence_nr()``, as torch's ready queue does.
     """
 
     next_functions = ()
-    _input_shapes = _input_devices = ()
+    _input_shapes = _input_devices = _input_dtypes = ()
     _tensor_pre_hooks = None
     """Hooks registered on the tensors this node made: ``{output_nr: [hook, ...]}``."""
     _retains_grad_hooks = None
@@ -241,17 +241,19 @@ class BackwardFunction(Node):
     """Whether each input requires grad (torch's ``ctx.needs_input_grad``), set when made."""
 
     def __init__(self, args, needs):
-        """The node of a Function applied to ``args``: one edge, input shape and input device per
+        """The node of a Function applied to ``args``: one edge, input shape, device and dtype per
         tensor among them, collected before forward runs, as torch does."""
         Node.__init__(self)
         self.needs_input_grad = needs
-        edges, shapes, devices = [], [], []
+        edges, shapes, devices, dtypes = [], [], [], []
         for arg in args:
             if isinstance(arg, Tensor):
                 edges.append(arg._gradient_edge())
                 shapes.append(arg._data.shape)
                 devices.append(arg._data.device)
-        self.next_functions, self._input_shapes, self._input_devices = tuple(edges), tuple(shapes), tuple(devices)
+                dtypes.append(arg._data.dtype)
+        self.next_functions, self._input_shapes = tuple(edges), tuple(shapes)
+        self._input_devices, self._input_dtypes = tuple(devices), tuple(dtypes)
         if len(edges) != len(args):
             self._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
 

@@ -161,7 +161,7 @@ class AsStridedBackward0(Node):
         Node.__init__(self)
         self.next_functions = (base._gradient_edge(),)
         self.geometries = _geometry(base), _geometry(view)
-        self._input_devices = (base._data.device,)
+        self._input_devices, self._input_dtypes = (base._data.device,), (base._data.dtype,)
 
     @property
     def _input_shapes(self):
@@ -185,6 +185,7 @@ class CopySlices(Node):
         self.geometries = _geometry(base), _geometry(view)
         self._input_shapes = (base.shape,) + fn._input_shapes[1:]
         self._input_devices = (base._data.device,) + fn._input_devices[1:]
+        self._input_dtypes = (base._data.dtype,) + fn._input_dtypes[1:]
 
     def name(self):
         return "torch::autograd::CopySlices"

@@ -33,12 +33,15 @@ def _make_grads(outputs, grad_outputs):
     return grads
 
 
-def _on_devices(outputs, grads):
+def _validated(outputs, grads):
     """The gradients backward starts from, checked as torch's engine checks them (as any node's,
-    ``engine.validate_outputs``): each on its output's device, where a 0-dim one is moved (a CPU
-    ``tensor(1.)`` for a loss on CUDA), and any other is refused."""
+    ``engine.validate_outputs``): each cast to its output's dtype (a float32 gradient for a float64
+    output), and on its output's device, where a 0-dim one is moved (a CPU ``tensor(1.)`` for a loss
+    on CUDA), and any other is refused."""
     moved = list(grads)
     for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if grad is not None and grad._data.dtype != out._data.dtype:
+            moved[i] = grad = grad.to(out.dtype)
         if grad is not None and grad._data.device != out._data.device:
             if grad.dim():
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
@@ -109,7 +112,7 @@ def prepare_backward(tensors, grad_tensors=None, retain_graph=None, create_graph
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
-    return (*_from_one_root(_roots(tensors), _on_devices(tensors, grads)), retain_graph)
+    return (*_from_one_root(_roots(tensors), _validated(tensors, grads)), retain_graph)
 
 
 _warned_create_graph = []
@@ -157,7 +160,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for tensor in inputs:
         slot = captures.setdefault(tensor._gradient_edge(), [])
         slots.append(slot)
-    engine.run_backward(*_from_one_root(_roots(outputs), _on_devices(outputs, grads)), retain_graph, create_graph,
+    engine.run_backward(*_from_one_root(_roots(outputs), _validated(outputs, grads)), retain_graph, create_graph,
                         captures)
     results = []
     for i, slot in enumerate(slots):

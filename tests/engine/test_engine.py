@@ -213,6 +213,31 @@ def sequence_numbers(torch):
             "once_differentiable's Error": (grad.grad_fn.name(), grad.grad_fn._sequence_nr())}
 
 
+def _gradient_of_another_dtype(lib, create_graph):
+    """A float32 upstream gradient into float64 ops, and a custom backward that returns float32: the
+    engine casts each gradient to its input's dtype (a recorded copy under create_graph)."""
+    class Float32Backward(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return (grad * 2).float()
+
+    a = lib.rand(3, 3, dtype=lib.float64, requires_grad=True)
+    upstream = lib.tensor(0.5, requires_grad=True).expand(3)
+    (diagonal,) = lib.autograd.grad(a.diagonal(), a, upstream, create_graph=create_graph)
+    x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    (custom,) = lib.autograd.grad(Float32Backward.apply(x).sum(), x, create_graph=create_graph)
+    return [(g.dtype, g, graph_signature(g)) for g in (diagonal, custom)]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_gradients_are_cast_to_their_inputs_dtype(create_graph):
+    assert_same(_gradient_of_another_dtype, create_graph)
+
+
 def test_sequence_nr_is_a_method_with_torchs_numbers():
     expected, actual = both(sequence_numbers)
     assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"

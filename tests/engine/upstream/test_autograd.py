@@ -12,9 +12,9 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
 ``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
 ``Tensor.all``, ``Tensor._is_view``, ``unbind``, ``chunk``, ``stack``, ``repeat``, ``where``, ``exp_``.
-217 tests are in it and restated below, each under its upstream name and class (upstream's int8 and
+218 tests are in it and restated below, each under its upstream name and class (upstream's int8 and
 int16 variants of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes); two
-slow ones run 200 of their 2000 checkpointed inputs. The other 300 are not ported: ``not_ported.py``
+slow ones run 200 of their 2000 checkpointed inputs. The other 299 are not ported: ``not_ported.py``
 names each with its reason (forward-mode AD, sparse, complex and nested tensors, the profiler, ops
 outside minigrad's list such as sin, cos, narrow, select, prod or var_mean, torch._C internals, CUDA
 streams, ...); ``test_lists.py`` checks the two add up.
@@ -1721,6 +1721,13 @@ class TestAutograd(TestCase):
         # InplaceFunction itself has no forward: both raise before any in-place check could
         self.assertRaises(RuntimeError, lambda: InplaceFunction.apply(x))
         self.assertRaises(RuntimeError, lambda: InplaceFunction.apply(x.clone()[0]))
+
+    def test_diagonal_expanded_v(self):
+        value = torch.rand([])
+        v = torch.tensor(value).expand(10)  # float32, for a float64 output: cast
+        a = torch.rand(10, 10, dtype=torch.double, requires_grad=True)
+        (result,) = torch.autograd.grad(a.diagonal(), a, v)
+        self.assertEqual(result, torch.eye(10, dtype=torch.double) * value)
 
     def test_select_expanded_v(self):
         v = torch.rand(10).expand(10, 10)
