@@ -286,6 +286,27 @@ def test_post_accumulate_grad_hook_misuse(misuse):
     assert_same(lambda torch: POST_ACCUMULATE_MISUSE[misuse](torch, torch.ones(2, requires_grad=True)))
 
 
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["a_fresh_gradient", "a_gradient_held_elsewhere"])
+def test_accumulate_grads_post_hooks_see_the_gradient_that_became_grad(fresh):
+    """With post hooks on a leaf's AccumulateGrad, a gradient nothing else holds still becomes .grad
+    (torch's 1 + !post_hooks().empty()): the hooks' grad_outputs are .grad's memory, and see what a
+    post-accumulate hook did to it; one a tensor hook keeps is copied."""
+    def add_ten(p):
+        p.grad.add_(10)
+
+    def scenario(torch):
+        t = torch.ones(2, requires_grad=True)
+        kept = []
+        t.register_hook(lambda grad: grad.sub(1) if fresh else kept.append(grad))
+        accumulator = t.view_as(t).grad_fn.next_functions[0][0]
+        t.register_post_accumulate_grad_hook(add_ten)
+        seen = []
+        accumulator.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_outputs[0].clone()))
+        (t * 3).sum().backward()
+        return seen, t.grad
+    assert_same(scenario)
+
 # --- increment_version ----------------------------------------------------------------------------
 
 def increment_version(torch):
