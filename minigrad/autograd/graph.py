@@ -2,8 +2,9 @@
 user sees (and changes) what a graph keeps for backward."""
 from .. import function, grad_mode
 from ..function import Node
+from .multi_grad import register_multi_grad_hook
 
-__all__ = ["Node", "increment_version", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["Node", "increment_version", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
 
 
 def increment_version(tensor):
