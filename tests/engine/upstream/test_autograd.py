@@ -12,9 +12,10 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
 ``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
 ``Tensor.all``, ``Tensor._is_view``, final callbacks (``Variable._execution_engine.queue_callback``),
-``autograd.graph.register_multi_grad_hook``. 207 tests are in it and restated below, each under its
+``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
+autograd.grad's and backward's inputs. 211 tests are in it and restated below, each under its
 upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 310 are not
+test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 306 are not
 ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
 tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, select, chunk
 or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
@@ -60,6 +61,7 @@ InplaceFunction = torch.autograd.function.InplaceFunction
 gradcheck, gradgradcheck = torch.autograd.gradcheck, torch.autograd.gradgradcheck
 checkpoint = torch.utils.checkpoint.checkpoint
 detect_anomaly = torch.autograd.detect_anomaly
+GradientEdge = torch.autograd.graph.GradientEdge
 inf = math.inf
 
 
@@ -452,6 +454,42 @@ class TestAutograd(TestCase):
             torch.autograd.grad(outputs=[combined], grad_outputs=[wrong], inputs=[x], create_graph=True)
         self.assertEqual(str(raised.exception), f"Mismatch in shape: grad_output[0] has a shape of {wrong.shape} and "
                                                 f"output[0] has a shape of {combined.shape}.")
+
+    def test_grad_to_node_inplace(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        before = torch.autograd.graph.get_gradient_edge(x)
+        x *= 2  # x moves on to a new grad_fn; the edge stays where x was
+        g_before, g_now = torch.autograd.grad(x.sum(), (before, x))
+        self.assertEqual(g_before, 2 * torch.ones_like(x))
+        self.assertEqual(g_now, torch.ones_like(x))
+
+    def test_grad_to_node_multi(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        y = torch.rand(2, requires_grad=True).clone()
+        out = x + y
+        expected = torch.autograd.grad(out.sum(), (x, y), retain_graph=True)
+        edges = (GradientEdge(x.grad_fn, x.output_nr), GradientEdge(y.grad_fn, y.output_nr))
+        self.assertEqual(torch.autograd.grad(out.sum(), edges), expected)
+
+    def test_grad_to_node_materialize(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        y = torch.rand(2, requires_grad=True).clone()
+        edge_x, edge_y = GradientEdge(x.grad_fn, x.output_nr), GradientEdge(y.grad_fn, y.output_nr)
+        out = x.clone()
+        torch.autograd.grad(out.sum(), (edge_x, y), allow_unused=True, materialize_grads=True)
+        torch.autograd.grad(out.sum(), (x, y), allow_unused=True, materialize_grads=True)
+        torch.autograd.grad(out.sum(), (x, edge_y), allow_unused=True)
+        with self.assertRaisesRegex(RuntimeError, "materialize_grads cannot be used when the given input is a "
+                                                  "GradientEdge"):
+            torch.autograd.grad(out.sum(), (x, edge_y), allow_unused=True, materialize_grads=True)
+
+    def test_backward_to_node(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        y = torch.rand(2, requires_grad=True).clone()
+        edge_x, edge_y = GradientEdge(x.grad_fn, x.output_nr), GradientEdge(y.grad_fn, y.output_nr)
+        out = x.clone()
+        for inputs in ((edge_x, y), (x, y), (x, edge_y), (edge_x, edge_y)):
+            torch.autograd.backward(out.sum(), inputs=inputs)  # out's graph saves nothing: it runs again
 
     def test_grad_nonleaf(self):
         start = torch.randn(2, 2, requires_grad=True)
