@@ -9,5 +9,6 @@ from .function import Function
 from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
-__all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "function", "grad", "gradcheck", "gradgradcheck",
-           "graph", "inference_mode", "no_grad", "prepare_backward", "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "function", "grad", "gradcheck",
+           "gradgradcheck", "graph", "inference_mode", "no_grad", "prepare_backward", "set_detect_anomaly",
+           "set_grad_enabled"]
