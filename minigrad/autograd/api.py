@@ -38,6 +38,9 @@ def _make_grads(outputs, grad_outputs):
     """The gradient each output starts with: ones for a one-element output, else the caller's."""
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(out, GradientEdge):  # torch's makes its default gradient from metadata minigrad's nodes lack
+            raise NotImplementedError(f"output {i} is a GradientEdge: minigrad takes GradientEdges among the inputs "
+                                      "of autograd.grad and backward only, not as what they differentiate")
         if grad is None:
             if out._requires_grad:
                 if out.numel() != 1:

@@ -3,6 +3,9 @@ gradient arrives, taken by autograd.grad and backward as one of their inputs —
 with torch and with minigrad."""
 import warnings
 
+import pytest
+
+import minigrad
 from coursekit.testing import assert_same
 
 
@@ -65,3 +68,13 @@ def backward_to_edges(torch):
 
 def test_backward_to_gradient_edges():
     assert_same(backward_to_edges)
+
+
+def test_a_gradient_edge_to_differentiate_is_refused_clearly():
+    """torch differentiates an edge too, making its default gradient from the node's output metadata,
+    which minigrad's nodes do not keep: minigrad says so, rather than failing on an attribute."""
+    x = minigrad.tensor([1.0], requires_grad=True)
+    edge = minigrad.autograd.graph.get_gradient_edge(x * 2)
+    for differentiate in (lambda: minigrad.autograd.backward(edge), lambda: minigrad.autograd.grad(edge, x)):
+        with pytest.raises(NotImplementedError, match="output 0 is a GradientEdge: minigrad takes GradientEdges"):
+            differentiate()
