@@ -160,6 +160,9 @@ REVIEWED = {
     "collections.defaultdict.*": "exercise 6's optimizer state, which its part keeps (policy writes: Optimizer.state): "
                                  "a dict of the parameters' entries",
     "builtins.dict": "that state's default_factory: makes a new dict",
+    "builtins.list.*": "an optimizer's parameter groups, where the exercise trains (policy.SCHEDULE): the training "
+                       "program's to change, as torch lets it (a learning rate); any other list minigrad keeps "
+                       "reaches graded code frozen (guards._frozen)",
     "builtins.mappingproxy.*": "reads a dict minigrad keeps, as graded code gets it: read-only (guards._frozen)",
     "grader.inside.guards.Scale": "the sample's learner Function (made by Guards.metaclass)",
     f"{__name__}.sample_graph.<locals>.*": "the sample's learner Function's forward and backward",
