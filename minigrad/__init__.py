@@ -47,8 +47,9 @@ def _tensors(name, *inputs):
 
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
-    sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow add sub mul div
-    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax unique bmm masked_fill""".split())
+    sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow add sub
+    mul div neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax unique bmm masked_fill narrow
+    select""".split())
 
 
 def is_tensor(obj):

@@ -13,6 +13,7 @@ node saved. An ``observer`` given to ``run_backward`` is handed each node as it 
 """
 import heapq
 import sys
+import threading
 import warnings
 
 import torch
@@ -315,10 +316,43 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return observer(node, grads, lambda: call(node, grads))
 
     state = grad_mode._state
-    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid
+    reentrant = state.graph_task is not None
+    if reentrant and state.reentrant_depth >= MAX_DEPTH:
+        return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
+                                inputs)
+    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth
     state.grad_enabled, state.graph_task = create_graph, object()
     state.checkpoint_valid = state.checkpoint_valid and needed is None
+    state.reentrant_depth += reentrant
     try:
         backprop(roots, root_grads, call if observer is None else observed)
     finally:
-        state.grad_enabled, state.graph_task, state.checkpoint_valid = previous
+        state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth = previous
+
+
+MAX_DEPTH = 60
+"""torch's engine (engine.h's MAX_DEPTH): a backward called inside a node's backward (reentrant) runs
+on the calling thread's stack, up to this many deep; the next one runs on a fresh thread, whose
+stack is empty, while the caller waits. 2000 nested backwards then need no deep stack (in Python, no
+recursion limit past ``sys.getrecursionlimit()``)."""
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread with this thread's autograd state (grad mode, saved-tensor hooks,
+    the running backward; torch's thread-local state travels with its graph task), depth 0; the
+    caller waits, and gets its result or its error."""
+    state, outcome = dict(vars(grad_mode._state)), {}
+
+    def run():
+        vars(grad_mode._state).update(state, reentrant_depth=0)
+        try:
+            outcome["result"] = fn(*args)
+        except BaseException as error:  # handed to the waiting caller, which raises it
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name="minigrad reentrant backward")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]

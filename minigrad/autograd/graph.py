@@ -1,9 +1,11 @@
 """``minigrad.autograd.graph``: the graph's nodes as torch names them, and saved-tensor hooks — how a
 user sees (and changes) what a graph keeps for backward."""
+import contextlib
+
 from .. import grad_mode
 from ..function import Node
 
-__all__ = ["Node", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
 
 
 class saved_tensors_hooks:
@@ -14,10 +16,28 @@ class saved_tensors_hooks:
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self):
+        if grad_mode._state.saved_tensors_hooks_disabled is not None:
+            raise RuntimeError(grad_mode._state.saved_tensors_hooks_disabled)
         grad_mode._state.saved_tensors_hooks += ((self.pack_hook, self.unpack_hook),)
 
     def __exit__(self, *exc):
         grad_mode._state.saved_tensors_hooks = grad_mode._state.saved_tensors_hooks[:-1]
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """While in force, entering ``saved_tensors_hooks`` raises RuntimeError(error_message), for a
+    feature that can't work with them; entering it while hooks are in force raises the same. The
+    innermost message applies; on exit the one before it, if any, is back."""
+    state = grad_mode._state
+    previous = state.saved_tensors_hooks_disabled
+    try:
+        state.saved_tensors_hooks_disabled = error_message
+        if state.saved_tensors_hooks:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        state.saved_tensors_hooks_disabled = previous
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -72,6 +72,15 @@ def leaf_accumulator(t):
     return t.clone().grad_fn.next_functions[0][0]
 
 
+def saved_tensors_hooks_enabled():
+    """Whether saved-tensor hooks may be set now (upstream reads torch._C._autograd._saved_tensors_hooks_is_enabled())."""
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            return True
+    except RuntimeError:
+        return False
+
+
 class SimulateBackwardError(Function):
     @staticmethod
     def forward(ctx, x):
@@ -1658,6 +1667,42 @@ class TestAutograd(TestCase):
             for ref in refs:
                 self.assertIsNone(ref())  # neither the forward's tensor nor the recomputed one lives on
 
+    def test_detach(self):
+        x = torch.randn(10, 10, requires_grad=True)
+        y = (x + 2).detach()
+        z = y * 4 + 2
+        self.assertFalse(y.requires_grad)
+        self.assertFalse(z.requires_grad)
+
+        x = torch.randn(10, 10, requires_grad=True)
+        y = (x * 2).detach()
+        self.assertFalse(y.requires_grad)
+        self.assertIsNone(y.grad_fn)
+        (x + y).sum().backward()
+        self.assertEqual(x.grad, torch.ones(10, 10))  # nothing through y: what detach is for
+
+        x = torch.randn(10, 10, requires_grad=True)  # detach_, in place
+        y = torch.randn(10, 10, requires_grad=True)
+        a = x * 2
+        (y + a).sum().backward(retain_graph=True)
+        a.detach_()
+        self.assertFalse(a.requires_grad)
+        (y + a).sum().backward()  # reaches y only
+        self.assertEqual(x.grad, torch.ones(10, 10) * 2)
+        self.assertEqual(y.grad, torch.ones(10, 10) * 2)
+
+        view = x.narrow(0, 1, 4)  # a view can't be detached in place
+        self.assertRaisesRegex(RuntimeError, "view", lambda: view.detach_())
+
+    def test_detach_base(self):
+        x = torch.randn(10, 10, requires_grad=True)
+        view = x.narrow(0, 1, 4)
+        x.detach_()  # the base alone: its view stays in the graph
+        self.assertFalse(x.requires_grad)
+        self.assertTrue(view.requires_grad)
+        self.assertIsNotNone(view.grad_fn)
+        self.assertIs(view._base, x)
+
     def test_detach_then_inplace_raises_in_autograd(self):
         x = torch.randn([], requires_grad=True)
         y = x ** 2  # saves x
@@ -1843,6 +1888,29 @@ class TestAutograd(TestCase):
         with torch.set_grad_enabled(False):
             torch.set_grad_enabled(True)  # as a call, inside the block
             self.assertTrue((x * 2).requires_grad)
+
+    def test_simple_reentrant(self):
+        y_data = torch.randn(2, 2)
+
+        class Reenter(Function):
+            @staticmethod
+            def forward(ctx, x):
+                with torch.enable_grad():
+                    # upstream: Variable(t, requires_grad=True), a leaf on t's memory: t.detach() requiring grad
+                    ctx.x = x.detach().requires_grad_()
+                    ctx.y = y_data.detach().requires_grad_()
+                    ctx.output_var = ctx.x * ctx.y
+                return ctx.output_var.detach()
+
+            @staticmethod
+            def backward(ctx, grad):
+                with torch.enable_grad():
+                    ctx.output_var.sum().backward()  # a backward inside a backward
+                return ctx.x.grad * grad
+
+        x = torch.randn(2, 2, requires_grad=True)
+        Reenter.apply(x).sum().backward()
+        self.assertEqual(x.grad, y_data)
 
     def test_reentrant_child_error(self):
         a = torch.rand(3, 3, requires_grad=True)
@@ -2118,6 +2186,64 @@ class TestAutograd(TestCase):
             a.data = torch.tensor(3, dtype=torch.int64)
 
     # --- checkpoint ----------------------------------------------------------------------------------
+
+    def test_deep_reentrant(self):
+        class DeepReentrant(Function):
+            @staticmethod
+            def forward(ctx, x):
+                with torch.enable_grad():
+                    ctx.x = x.detach().requires_grad_() - 1  # upstream: Variable(x.detach(), requires_grad=True) - 1
+                return ctx.x.detach()
+
+            @staticmethod
+            def backward(ctx, grad):
+                if ctx.x < 0:
+                    return grad
+                with torch.enable_grad():
+                    DeepReentrant.apply(ctx.x).sum().backward()  # one backward deeper, down to 0
+                return grad
+
+        # 2000 backwards nested in one another: too deep for one stack, so the engine must hand them on
+        DeepReentrant.apply(torch.tensor(2000.0, requires_grad=True)).sum().backward()
+        # and again, after the threads the first one used
+        DeepReentrant.apply(torch.tensor(200.0, requires_grad=True)).sum().backward()
+
+    def test_reentrant_priority(self):
+        order = []
+
+        class MyFunction(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                order.append("MyFunction")
+                return grad
+
+        class Reentrant(Function):
+            @staticmethod
+            def forward(ctx, x):
+                with torch.enable_grad():
+                    ctx.x = x.detach().requires_grad_() - 1  # upstream: Variable(x.detach(), requires_grad=True) - 1
+                return ctx.x.detach()
+
+            @staticmethod
+            def backward(ctx, grad):
+                order.append("Reentrant")
+                if ctx.x < 0:
+                    return grad
+                with torch.enable_grad():
+                    Reentrant.apply(ctx.x).backward()
+                return grad
+
+        a = MyFunction.apply(torch.tensor(6.0, requires_grad=True))
+        b = Reentrant.apply(torch.tensor(9.0, requires_grad=True))
+        (a * b).backward()
+        # both nodes are ready together; the reentrant backwards all run before MyFunction's
+        self.assertEqual(len(order), 11)
+        self.assertEqual(order.count("Reentrant"), 10)
+        self.assertEqual(order[-1], "MyFunction")
 
     def test_checkpoint_valid_reset_on_error(self):
         a = torch.randn(2, 2, requires_grad=True)
@@ -2486,6 +2612,75 @@ class TestAutograd(TestCase):
         self.assertEqual(saved, b)  # the same memory
         self.assertEqual(saved._version, b._version)  # and the same counter
 
+    def test_saved_variable_packing_unpacking_saved_original_with_hooks(self):
+        # hooks registered on one saved entry (grad_fn._raw_saved_*); here the node saved the tensor itself
+        def check(make_input, is_leaf):
+            for pack_hook, unpack_hook, factor in ((lambda t: 2 * t, lambda t: t / 2, 1),
+                                                   (lambda t: 2 * t, lambda t: t, 2)):
+                a = make_input()
+                grad_fn = a.grad_fn
+                y = a * a
+                y.grad_fn._raw_saved_self.register_hooks(pack_hook, unpack_hook)
+                self.assertEqual(y.grad_fn._saved_self, factor * a)
+                if not is_leaf:
+                    self.assertIs(y.grad_fn._saved_self.grad_fn, grad_fn)
+                y.sum().backward()
+                if is_leaf:
+                    self.assertEqual(a.grad, (1 + factor) * a)  # other is unhooked: a, self: factor * a
+
+            a = make_input()  # double backward
+            grad_fn = a.grad_fn
+            y = a ** 3
+            y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+            (g,) = torch.autograd.grad(y.sum(), (a,), create_graph=True)
+            if not is_leaf:
+                self.assertIs(y.grad_fn._saved_self.grad_fn, grad_fn)
+            g.sum().backward()
+            if is_leaf:
+                self.assertEqual(a.grad, 6 * a)
+
+            y = make_input() * make_input()
+            y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: 1)
+            with self.assertRaisesRegex(TypeError, "Output of saved tensor unpack_hook expected to be a Tensor"):
+                y.grad_fn._saved_self
+
+            for pack_hook in (lambda t, b: t, lambda t, b: (t, b)):  # pack runs at once, with one argument
+                y = make_input() * make_input()
+                with self.assertRaisesRegex(TypeError, "missing 1 required positional argument"):
+                    y.grad_fn._raw_saved_self.register_hooks(pack_hook, lambda t: t)
+
+            def inplace_double(t):
+                t *= 2
+                return t
+
+            y = make_input() * make_input()
+            with self.assertRaisesRegex(RuntimeError, "A saved tensor pack hook is modifying its input in place."):
+                y.grad_fn._raw_saved_self.register_hooks(inplace_double, lambda t: t / 2)
+
+        check(lambda: torch.randn(5, requires_grad=True), True)
+        check(lambda: 1 + torch.randn(5, requires_grad=True), False)  # neither a leaf nor the node's output
+
+    def test_saved_variable_saved_original_inplace_detach(self):
+        a = torch.tensor(1.0, requires_grad=True).clone()
+        b = a.sin()  # saves its input, a
+        a.detach_()
+        with self.assertRaisesRegex(RuntimeError, "Trying to use a saved tensor that has been detached"):
+            b.backward()
+
+        a = torch.tensor(1.0, requires_grad=True).clone()
+        b = a.exp()  # saves its output, b: a detached is no matter
+        a.detach_()
+        b.backward()
+
+    def test_saved_variable_packing_unpacking_did_not_save_original_with_hooks(self):
+        a = torch.randn(5, requires_grad=True)
+        y = torch.exp(a)  # saves its output
+        y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+        self.assertEqual(y.grad_fn._saved_result, y)
+        self.assertIs(y.grad_fn._saved_result.grad_fn, y.grad_fn)
+        y.sum().backward()
+        self.assertEqual(a.grad, y)
+
     def test_saved_variable_packing_unpacking_saved_original_with_default_hooks(self):
         def pack(t):
             warnings.warn("pack")
@@ -2540,6 +2735,54 @@ class TestAutograd(TestCase):
         self.assertEqual(a.grad, 2 * 5 * 5 * a)
         self.assertEqual(b.grad, 2 * 3 * 3 * b)
 
+    def test_disabling_saved_tensor_hooks(self):
+        with torch.autograd.graph.disable_saved_tensors_hooks("error message"):
+            with self.assertRaisesRegex(RuntimeError, "error message"):
+                with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        self.assertTrue(saved_tensors_hooks_enabled())
+
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with self.assertRaisesRegex(RuntimeError, "error message"):
+                with torch.autograd.graph.disable_saved_tensors_hooks("error message"):
+                    pass
+        self.assertTrue(saved_tensors_hooks_enabled())
+
+    def test_disabling_saved_tensor_hooks_nested(self):
+        with torch.autograd.graph.disable_saved_tensors_hooks("outer"):
+            with torch.autograd.graph.disable_saved_tensors_hooks("inner"):
+                with self.assertRaisesRegex(RuntimeError, "inner"):
+                    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                        pass
+            self.assertFalse(saved_tensors_hooks_enabled())
+        self.assertTrue(saved_tensors_hooks_enabled())
+
+    def test_saved_tensor_hooks_custom_error_propagation(self):
+        class CustomError(Exception):
+            pass
+
+        def raise_custom(message):
+            def hook(t):
+                raise CustomError(message)
+            return hook
+
+        class error_on_pack_hook(torch.autograd.graph.saved_tensors_hooks):
+            def __init__(self):
+                super().__init__(raise_custom("pack"), lambda t: t)
+
+        class error_on_unpack_hook(torch.autograd.graph.saved_tensors_hooks):
+            def __init__(self):
+                super().__init__(lambda t: t, raise_custom("unpack"))
+
+        a = torch.tensor(1.0, requires_grad=True)
+        with error_on_pack_hook():
+            with self.assertRaisesRegex(CustomError, "pack"):
+                torch.sin(a)
+        with error_on_unpack_hook():
+            out = torch.sin(a)
+            with self.assertRaisesRegex(CustomError, "unpack"):
+                out.backward()
+
     def test_saved_tensor_hooks_custom_function_intermediates(self):
         class Exp(Function):
             @staticmethod
@@ -2575,6 +2818,27 @@ class TestAutograd(TestCase):
             out.sum().backward()
             self.assertEqual((counts["pack"], counts["unpack"]), (1, 1))
 
+    def test_saved_tensors_hook_version_counter_not_shared(self):
+        class Test(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.sin()
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                before = a._version
+                x.add_(1)  # x is what unpack gave: a_replacement, on a counter of its own
+                self.assertEqual(a._version, before)
+                return grad
+
+        a = torch.tensor(1.0, requires_grad=True)
+        a_replacement = a.clone()
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: a_replacement, lambda t: t):
+            b = Test.apply(a)
+        b.backward()
+
     def test_save_on_cpu_and_checkpoint(self):
         a = torch.randn(2, 2, requires_grad=True)
         a.pow(2).pow(2).pow(2).pow(2).sum().backward()
@@ -2597,6 +2861,21 @@ class TestAutograd(TestCase):
         checkpoint(body, a, use_reentrant=False).sum().backward()
         self.assertEqual(checkpoint_inside, plain)
         self.assertEqual(a.grad, plain)
+
+    def test_pack_hook_with_inplace_modification_should_fail(self):
+        a = torch.randn(5, requires_grad=True)
+
+        def inc(t):
+            t += 1
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(inc, lambda t: t):
+            with self.assertRaisesRegex(RuntimeError, "A saved tensor pack hook is modifying its input in place."):
+                torch.exp(a)
+
+        y = torch.exp(a)
+        with self.assertRaisesRegex(RuntimeError, "A saved tensor pack hook is modifying its input in place."):
+            y.grad_fn._raw_saved_result.register_hooks(inc, lambda t: t)
 
     def test_default_saved_tensors_hooks_double_backward(self):
         def cube_grad_backward(hooks_around_forward, hooks_around_backward, factor):
@@ -2797,6 +3076,22 @@ class TestAutogradDeviceType(TestCase):
 
         inp = torch.rand(2, requires_grad=True)
         parent_on_cpu(inp).sum().backward()
+
+    def test_inplace_on_view_modify_base(self, device):
+        # an in-place op that makes a base require grad makes its earlier views require it too
+        r = torch.ones(1, dtype=torch.double, device=device, requires_grad=True)
+
+        def fn(r):
+            x = torch.ones(5, dtype=torch.double, device=device)
+            v = x.select(0, 1)
+            self.assertFalse(v.requires_grad)
+            self.assertIsNone(v.grad_fn)
+            x.add_(r)  # v now depends on r
+            self.assertTrue(v.requires_grad)
+            return v
+
+        gradcheck(fn, [r])
+        gradgradcheck(fn, [r])
 
     def test_inplace_on_view_undefined_grad_output(self, device):
         a = torch.tensor([1.0], requires_grad=True)
