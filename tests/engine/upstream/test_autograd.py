@@ -10,12 +10,14 @@ subset"): tensors and the listed ops, backward and autograd.grad, retain_graph a
 tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradcheck, saved-tensor
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
-``materialize_grads``, a dict of inputs. 173 tests are in it and restated below, each under its
-upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes). The other 344 are not
-ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and nested
-tensors, the profiler, ops outside minigrad's list such as sin, cos, narrow, view_as, select, chunk
-or var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
+``materialize_grads``, a dict of inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
+``disable_saved_tensors_hooks``, sin, cos, narrow and select. 187 tests are in it and restated below,
+each under its upstream name and class (upstream's int8 and int16 variants of
+test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
+``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``).
+The other 330 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse,
+complex and nested tensors, the profiler, ops outside minigrad's list such as view_as, chunk or
+var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
 Not copied: each test is written anew, in this file's own code, to set up and check what the
 upstream test of the same name does (the stored copy of PyTorch may be read, not committed).
