@@ -312,10 +312,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
             return run_node_observed(node, grads, retain_graph)
         return run_node(node, grads, retain_graph)
 
+    def in_task_state(node, grads):
+        """``call`` under the saved-tensor hooks in force when backward started, as torch runs each node
+        (its ThreadLocalStateGuard): hooks an unpack hook enters or leaves end with the node."""
+        try:
+            return call(node, grads)
+        finally:
+            state.saved_tensors_hooks = hooks
+
     def observed(node, grads):
-        return observer(node, grads, lambda: call(node, grads))
+        return observer(node, grads, lambda: in_task_state(node, grads))
 
     state = grad_mode._state
+    hooks = state.saved_tensors_hooks
     reentrant = state.graph_task is not None
     if reentrant and state.reentrant_depth >= MAX_DEPTH:
         return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
@@ -325,7 +334,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     state.checkpoint_valid = state.checkpoint_valid and needed is None
     state.reentrant_depth += reentrant
     try:
-        backprop(roots, root_grads, call if observer is None else observed)
+        backprop(roots, root_grads, in_task_state if observer is None else observed)
     finally:
         state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth = previous
 

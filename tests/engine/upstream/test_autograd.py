@@ -332,6 +332,44 @@ class TestAutograd(TestCase):
         gradcheck(square_first, (a, b))
         gradgradcheck(square_first, (a, b))
 
+    def test_saved_tensor_hooks_extra_exit_during_bw_no_crash(self):
+        # not a supported use (an unpack hook that leaves a hooks context), but no crash
+        def unpack(t):
+            ctx_1.__exit__()
+            return t
+
+        ctx_1 = torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack)
+        ctx_2 = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        for _ in range(10):
+            with ctx_2:
+                ctx_1.__enter__()
+                x = torch.randn(3, 3, requires_grad=True)
+                x.sin().sum().backward()
+        for _ in range(10):
+            ctx_1.__exit__()
+
+        a = torch.tensor(1.0, requires_grad=True)
+        y = a.exp()
+        y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)  # no hooks left in force
+
+    def test_saved_tensor_hooks_extra_enter_during_bw_no_leak(self):
+        # not a supported use (an unpack hook that enters a hooks context), but no leak
+        def scope():
+            def unpack(t):
+                weak_ctx_1().__enter__()
+                return t
+
+            ctx_1 = torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack)
+            weak_ctx_1 = weakref.ref(ctx_1)
+            x = torch.randn(3, 3, requires_grad=True)
+            with ctx_1:
+                x.sin().sum().backward()
+            return weakref.ref(unpack)
+
+        with disable_gc():
+            unpack_hook_ref = scope()
+            self.assertIsNone(unpack_hook_ref())
+
     def test_custom_function_setup_context_simple(self):
         class Square(Function):
             @staticmethod
@@ -1566,6 +1604,15 @@ class TestAutograd(TestCase):
         gradcheck(f, [x])
         gradgradcheck(f, [x])
 
+    def test_select_sum(self):
+        x = torch.randn(10, dtype=torch.double, requires_grad=True)
+
+        def func(x):
+            return x.select(0, 1).sum()  # both give 0-dim tensors: they must work together
+
+        gradcheck(func, [x])
+        gradgradcheck(func, [x])
+
     def test_select_expanded_v(self):
         v = torch.rand(10).expand(10, 10)
         a = torch.rand(10, 10, 10, requires_grad=True)
@@ -1890,6 +1937,26 @@ class TestAutograd(TestCase):
         with torch.set_grad_enabled(False):
             torch.set_grad_enabled(True)  # as a call, inside the block
             self.assertTrue((x * 2).requires_grad)
+
+    def test_set_grad_enabled_wraps(self):
+        for decorator in (True, False):
+            with torch.enable_grad():
+                self.assertTrue(torch.is_grad_enabled())
+                if decorator:
+                    @torch.set_grad_enabled(False)  # as a decorator: the global mode stays as it is
+                    def inner_func(x):
+                        return x.sin()
+                else:
+                    def inner_func(x):
+                        return x.sin()
+
+                    obj = torch.set_grad_enabled(False)  # called, it switches the mode at once
+                    self.assertFalse(torch.is_grad_enabled())
+                    inner_func = obj(inner_func)  # and wrapping a function with it switches it back
+                    self.assertTrue(torch.is_grad_enabled())
+                self.assertTrue(torch.is_grad_enabled())
+                x = torch.zeros(1, requires_grad=True)
+                self.assertFalse(inner_func(x).requires_grad)
 
     def test_simple_reentrant(self):
         y_data = torch.randn(2, 2)
@@ -3079,6 +3146,66 @@ class TestAutogradDeviceType(TestCase):
         inp = torch.rand(2, requires_grad=True)
         parent_on_cpu(inp).sum().backward()
 
+    def test_inplace_on_view_backprop_base(self, device):
+        root = torch.randn(2, 2, device=device, requires_grad=True)
+        x = root.clone()
+        x.narrow(0, 0, 1).mul_(2)  # edit a view, backward through the base
+        x.sum().backward()
+        self.assertEqual(root.grad.tolist(), [[2, 2], [1, 1]])
+
+    def test_inplace_on_view_backprop_view_of_view(self, device):
+        root = torch.randn(2, 2, device=device, requires_grad=True)
+        x = root.clone()
+        v1 = x.narrow(0, 0, 1)
+        v2 = x.narrow(0, 0, 1)
+        v1.mul_(2)  # edit one view, backward through another of the same memory
+        v2.sum().backward()
+        self.assertEqual(root.grad.tolist(), [[2, 2], [0, 0]])
+
+    def test_inplace_on_view_of_view(self, device):
+        root = torch.randn(2, 2, device=device, requires_grad=True)
+        x = root.clone()
+        x.narrow(0, 0, 1).narrow(1, 1, 1).mul_(2)  # edit a view of a view, backward through the base
+        x.sum().backward()
+        self.assertEqual(root.grad.tolist(), [[1, 2], [1, 1]])
+
+    def test_inplace_on_view_gradcheck(self, device):
+        a = torch.randn(4, 4, dtype=torch.double, device=device, requires_grad=True)
+        b = torch.randn(2, 2, dtype=torch.double, device=device, requires_grad=True)
+
+        def func(root, b):
+            x = root.clone()
+            x.narrow(1, 2, 2).narrow(0, 1, 2).mul_(b)
+            x.narrow(1, 0, 2).narrow(0, 1, 2).mul_(b)
+            return x
+
+        gradcheck(func, [a, b], raise_exception=True)
+        go = torch.randn(a.size(), dtype=torch.double, device=device, requires_grad=True)
+        gradgradcheck(func, (a, b), (go,))
+
+    def test_inplace_on_view_makes_base_require_grad(self, device):
+        a = torch.randn(4, 4, dtype=torch.double, device=device, requires_grad=False)
+        b = torch.randn(4, 2, dtype=torch.double, device=device, requires_grad=True)
+
+        def func(root, b):
+            x = root.clone()
+            self.assertFalse(x.requires_grad)
+            x.narrow(1, 2, 2).mul_(b)  # the base comes to require grad
+            self.assertTrue(x.requires_grad)
+            return x
+
+        gradcheck(func, [a, b], raise_exception=True)
+        go = torch.randn(a.size(), dtype=torch.double, device=device, requires_grad=True)
+        gradgradcheck(func, (a, b), (go,))
+
+    def test_inplace_on_view_backprop_view(self, device):
+        a = torch.tensor([2.0, 5.0], device=device, requires_grad=False)
+        b = torch.tensor([3.0], device=device, requires_grad=True)
+        res = a.narrow(0, 1, 1).mul_(b)  # backward through the view edited
+        res.sum().backward()
+        self.assertEqual(b.grad.tolist(), [5])
+        self.assertIsNone(a.grad)
+
     def test_inplace_on_view_modify_base(self, device):
         # an in-place op that makes a base require grad makes its earlier views require it too
         r = torch.ones(1, dtype=torch.double, device=device, requires_grad=True)
@@ -3094,6 +3221,39 @@ class TestAutogradDeviceType(TestCase):
 
         gradcheck(fn, [r])
         gradgradcheck(fn, [r])
+
+    def test_inplace_on_view_python(self, device):
+        # in-place edits of views by a custom Function (mark_dirty)
+        a = torch.randn(4, 4, dtype=torch.double, device=device, requires_grad=True)
+        b = torch.randn(2, 2, dtype=torch.double, device=device, requires_grad=True)
+
+        class PyAdd(Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.mark_dirty(x)
+                x.add_(y)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, grad
+
+        def func(root, b):
+            x = root.clone()
+            PyAdd.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), b)
+            PyAdd.apply(x.narrow(1, 0, 2).narrow(0, 1, 2), b)
+            return x
+
+        gradcheck(func, [a, b], raise_exception=True)
+        go = torch.randn(a.size(), dtype=torch.double, device=device, requires_grad=True)
+        gradgradcheck(func, (a, b), (go,))
+
+    def test_inplace_on_view_non_contig(self, device):
+        root = torch.ones(2, 3, 2, device=device).select(2, 1).t().requires_grad_(True)
+        x = root.clone()
+        x.narrow(0, 0, 1).narrow(1, 1, 1).mul_(2)
+        x.sum().backward()
+        self.assertEqual(root.grad.tolist(), [[1, 2], [1, 1], [1, 1]])
 
     def test_inplace_on_view_undefined_grad_output(self, device):
         a = torch.tensor([1.0], requires_grad=True)
