@@ -11,11 +11,11 @@ tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradch
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
 ``materialize_grads``, a dict of inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
-``disable_saved_tensors_hooks``, sin, cos, narrow and select. 187 tests are in it and restated below,
+``disable_saved_tensors_hooks``, sin, cos, narrow and select. 199 tests are in it and restated below,
 each under its upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
 ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``).
-The other 330 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse,
+The other 318 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse,
 complex and nested tensors, the profiler, ops outside minigrad's list such as view_as, chunk or
 var_mean, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
