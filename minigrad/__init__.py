@@ -7,12 +7,17 @@ import torch as _torch
 
 from . import autograd, cuda, nn, optim, utils
 from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
-from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, randint, randn, randn_like,
-                       randperm, tensor, zeros, zeros_like)
+from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, tensor, zeros, zeros_like)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
 from .tensor import Tensor, matmul
+
+# One flag for torch's warnings and minigrad's: minigrad's numbers are torch's, so torch's own
+# warn-once warnings (from the kernels minigrad calls) and minigrad's (backward(create_graph=True))
+# obey the same switch.
+set_warn_always, is_warn_always_enabled = _torch.set_warn_always, _torch.is_warn_always_enabled
 
 float32 = float = _torch.float32
 float64 = double = _torch.float64
@@ -45,11 +50,32 @@ def _tensors(name, *inputs):
                             f"not {type(input).__name__}")
 
 
+def _with_out(name):
+    """``torch.<name>(input, other, out=t)``: torch's kernel writes into t's storage (resizing and casting
+    it, with torch's warnings and errors), an in-place edit of t that autograd does not record, so
+    refused where autograd would have to (grad mode on and an argument that requires grad)."""
+    function = _function(name)
+
+    def with_out(input, other, *, out=None, **kwargs):
+        if out is None:
+            return function(input, other, **kwargs)
+        _tensors(name, input)
+        if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in (input, other, out)):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                               "but one of the arguments requires grad.")
+        other = other._data if isinstance(other, Tensor) else other
+        return out._mutate(lambda data: getattr(_torch, name)(input._data, other, out=data, **kwargs))
+
+    with_out.__name__ = with_out.__qualname__ = name
+    return with_out
+
+
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
-    sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow add sub
-    mul div neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax unique bmm masked_fill narrow
+    sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
+    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill narrow
     select""".split())
+globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 
 def is_tensor(obj):

@@ -59,6 +59,7 @@ def _like_factory(torch_fn):
 
 ones_like = _like_factory(torch.ones_like)
 zeros_like = _like_factory(torch.zeros_like)
+rand_like = _like_factory(torch.rand_like)
 randn_like = _like_factory(torch.randn_like)
 
 

@@ -113,16 +113,20 @@ def nodes_leading_to(root_nodes, targets):
 def _call_tensor_pre_hooks(node, grads):
     """The hooks of the tensors the node made (a hook may replace the gradient), then retain_grad's,
     which sees what they made of it. Each list of hooks as it was when the node started: a hook
-    that removes another does not keep it from running this time, as in torch."""
+    that removes another does not keep it from running this time, as in torch. A tensor that got
+    no gradient has its hooks called with None (gradcheck's check of undefined gradients counts on
+    it), and they may not make one up."""
     hooks, retains = node._tensor_pre_hooks, node._retains_grad_hooks
     grads = list(grads)
     for output_nr, grad in enumerate(grads):
-        if grad is None:
-            continue
         for hook in tuple((hooks or {}).get(output_nr, ())):
             result = hook(grad)
             if result is not None:
+                if grad is None:
+                    raise RuntimeError("can't replace a None gradient with a non-None value")
                 grads[output_nr] = grad = result
+        if grad is None:
+            continue
         if retains and output_nr in retains:
             retains[output_nr](grad)
     return grads

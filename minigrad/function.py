@@ -14,7 +14,7 @@ import traceback
 
 import torch
 
-from . import engine, grad_mode, releases, saved_tensors
+from . import custom_function, engine, grad_mode, releases, saved_tensors
 # The node's saved entries (saved_tensors.py), and the names the course imports from here
 from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIED, _FREED,  # noqa: F401
                             PackedTensor, SavedTensor, anomaly_hint, op_name, save, tensor_description)
@@ -232,7 +232,8 @@ class BackwardFunction(Node):
     _to_save = _saved = ()
     _input_positions = None
     _outputs = None
-    """For a Function whose forward returned a tuple: what each output is (``_OutputInfo``), by position."""
+    """For a Function whose forward returned a tuple: what each output is, by position
+    (``custom_function.OutputInfo``)."""
     materialize_grads = True
     _dirty = _non_differentiable = ()
     needs_input_grad = ()
@@ -327,7 +328,7 @@ class BackwardFunction(Node):
             grads = self._output_grads(grads)
         if self._forward_cls.saved_names:  # an op of torch's (a custom Function names none)
             saved_tensors.check_not_detached(self)
-        result = self._forward_cls.backward(self, *grads)
+        result = self._user_backward()(self, *grads)
         if type(result) is not tuple:
             result = (result,)
         if len(result) != len(self.needs_input_grad):
@@ -340,6 +341,16 @@ class BackwardFunction(Node):
                                        f"{i + 1}, but the corresponding forward input was not a Variable")
             result = tuple(result[i] for i in positions)
         return result
+
+    def _user_backward(self):
+        """The Function's backward, or its vjp where it defines that instead (never both, as torch checks)."""
+        cls = self._forward_cls
+        if cls.vjp is Function.vjp:
+            return cls.backward
+        if cls.backward is not Function.backward:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                               "should only implement one of them.")
+        return cls.vjp
 
     def _output_grads(self, grads):
         """One gradient per output of forward, as backward takes them: None for the outputs that got
@@ -358,15 +369,6 @@ class BackwardFunction(Node):
             return result[:expected]
         raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                            f"(expected {expected}, got {len(result)})")
-
-
-class _OutputInfo:
-    """What backward needs to know of one tensor output: zeros of its shape replace a missing gradient."""
-
-    __slots__ = ("shape", "dtype", "device")
-
-    def __init__(self, data):
-        self.shape, self.dtype, self.device = data.shape, data.dtype, data.device
 
 
 class Function:
@@ -398,7 +400,7 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args):
-        raise NotImplementedError
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -406,7 +408,11 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grads):
-        raise NotImplementedError
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+    """torch's other name for backward: a Function defines one of the two."""
 
     def __call__(self, *args, **kwargs):
         """Calling an instance was the old form of Functions (forward and backward as methods)."""
@@ -418,7 +424,7 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run forward with grad mode off, as torch does. When grad mode is on and an input requires
         grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input
-        (but a view of an inference tensor records nothing: it is an inference tensor too).
+        (but a view of an inference tensor records nothing: it is an inference tensor, not a view).
         Keyword arguments count as inputs (before torch 2.13, apply refuses them)."""
         if kwargs and not releases.APPLY_TAKES_KEYWORDS:
             raise TypeError("apply() takes no keyword arguments")
@@ -440,11 +446,11 @@ class Function:
         finally:
             state.grad_enabled = enabled
         if type(out) is not torch.Tensor:
-            return _wrap_outputs(cls, ctx, record, inputs, out)
+            return custom_function.wrap_outputs(ctx, record, inputs, out)
         result = Tensor(out, grad_fn=ctx if record else None)
-        if cls.is_view:
+        if cls.is_view and not args[0]._is_inference:
             result._become_view_of(args[0])
-        elif state.inference:
+        elif state.inference or cls.is_view:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
             ctx._save((out,), (result,))
@@ -457,82 +463,6 @@ def _with_defaults(forward, args, kwargs):
     bound = inspect.signature(forward).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.args
-
-
-def _wrap_outputs(cls, ctx, record, inputs, out):
-    """The outputs of a Function whose forward returned minigrad tensors or a tuple: each tensor
-    output gets the node as grad_fn (``output_nr``: its position), unless marked non-differentiable;
-    an input marked dirty is itself the output (moved onto the node, as an in-place op moves it, its
-    base onto a CopySlices node when it is a view); an input returned as it is comes back as a view
-    of it; with no node, a view made in forward comes back as it is; other values pass through."""
-    outputs = out if isinstance(out, tuple) else (out,)
-    results, infos = [], []
-    for output_nr, value in enumerate(outputs):
-        if isinstance(value, torch.Tensor):
-            value = Tensor(value)
-        if not isinstance(value, Tensor):
-            results.append(value)
-            infos.append(None)
-            continue
-        dirty_view = False
-        first = next(i for i, earlier in enumerate(outputs) if earlier is outputs[output_nr])
-        if first < output_nr:
-            result = results[first]  # the same tensor twice is one output, in the last place, as in torch
-        elif any(value is d for d in ctx._dirty):
-            dirty_view = _check_dirty(value, record, len(outputs))
-            value._version_counter.version += 1
-            result = value
-        elif not record and value._view is not None and not any(value is i for i in inputs):
-            result = value
-            value._view.creation_mode = "function"
-        elif any(value is i for i in inputs) or value._view is not None or value._grad_fn is not None:
-            source = value
-            result = Tensor(source._data)
-            if any(source is i for i in inputs):
-                result._become_view_of(source)
-            else:
-                result._version_counter = source._version_counter
-        else:
-            result = value
-        differentiable = not any(value is n for n in ctx._non_differentiable)
-        if dirty_view:
-            result._edited_in_place_by(ctx)
-        elif record and differentiable:
-            result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
-        elif not differentiable:
-            result._requires_grad = False
-        if grad_mode._state.inference and result._view is None:
-            result._is_inference, result._version_counter = True, None
-        results.append(result)
-        infos.append(_OutputInfo(result._data))
-    if record:
-        if len(outputs) > 1 or ctx._non_differentiable:
-            ctx._outputs = infos
-        if ctx._to_save:
-            ctx._save(outputs, results)
-    return tuple(results) if isinstance(out, tuple) else results[0]
-
-
-def _check_dirty(tensor, record, output_count):
-    """An input a Function changed in place, checked as torch checks it when recorded: not a leaf
-    that requires grad; a view only of a Function with one output. Whether it is such a view, which
-    the edit rebases as an in-place op's view (``Tensor._edited_in_place_by``)."""
-    if not record:
-        return False
-    if tensor.requires_grad and tensor.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
-    view = tensor._view
-    if view is None:
-        return False
-    if output_count > 1:
-        raise RuntimeError(
-            "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
-            "more than one Tensor. This is not supported by the current autograd engine. You should either make sure "
-            "the input is not a view (using .clone() for example) or make your Function only return one Tensor "
-            "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
-            "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
-            "need help to do this change.")
-    return True
 
 
 class _ForwardContext:
@@ -604,5 +534,7 @@ def constant(data):
 # Tensor's methods apply Functions (ops/, views.py). Imported last, when everything above exists.
 from .tensor import Tensor  # noqa: E402
 
-# saved_tensors.py can't import this module (this module imports it): it gets Tensor and AccumulateGrad here.
+# saved_tensors.py and custom_function.py can't import this module (this module imports them): they get
+# Tensor (and AccumulateGrad) here.
 saved_tensors.Tensor, saved_tensors.AccumulateGrad = Tensor, AccumulateGrad
+custom_function.Tensor = Tensor

@@ -70,6 +70,12 @@ class _Ledger(_Storages):
         for key in self.entries.pop(reference, ()):
             self.drop(key)
 
+    def moved(self, saved):
+        """``saved`` holds other storages now (an in-place op's saved output: ``saved_output_is``);
+        a weak reference equals another while their entry lives, so it finds the old record."""
+        self._release(weakref.ref(saved))
+        self.add(saved)
+
 
 def _ledger():
     """The record, started (from the saved tensors alive now) the first time it is needed."""

@@ -163,6 +163,17 @@ class PackedTensor:
         return tuple(p._data if isinstance(p, Tensor) else p for p in packed if isinstance(p, (Tensor, torch.Tensor)))
 
 
+def saved_output_is(node, tensor, version):
+    """``node`` ran in place on ``tensor`` (``relu_``): what it saved of its output is ``tensor`` at
+    ``version``, the version the edit gives it, as torch saves it (the output is the edited tensor),
+    so that a later edit of ``tensor`` fails the version check."""
+    for saved in node._saved:
+        if isinstance(saved, SavedTensor) and saved.tensor is None:
+            saved.data, saved.version_counter, saved.saved_version = tensor._data, tensor._version_counter, version
+            if _ledger is not None:
+                _ledger.moved(saved)
+
+
 def _pack(pack, tensor):
     """``pack(tensor)`` with grad mode off, as torch calls it; refused if it edited ``tensor`` in place
     (its version moved), which would change what the graph computes with."""

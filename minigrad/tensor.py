@@ -5,7 +5,7 @@ import weakref
 
 import torch
 
-from . import autograd, function, grad_mode, ops, tensor_ops, views
+from . import autograd, function, grad_mode, ops, saved_tensors, tensor_ops, views
 from .tensor_ops import MaxResult, TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
 from .utils.hooks import RemovableHandle
 
@@ -119,6 +119,9 @@ class Tensor(TensorOps):
     @property
     def _base(self):
         return None if self._view is None else self._view.base
+
+    def _is_view(self):
+        return self._view is not None
 
     def _become_view_of(self, source):
         """Make this new tensor a view of ``source``: the same version counter and base. Made with grad
@@ -422,11 +425,18 @@ class Tensor(TensorOps):
         view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
         else (a learner's object, whose ``apply`` could hand back any node) is refused."""
         if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
-                            ops.Copy, ops.FillTensor):
+                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
+        if function is ops.TransposeInplace:  # the same memory, new sizes and strides: a view's base keeps its node
+            self._data = result._data
+            self._take_history(result._grad_fn, 0)
+            return
         self._data.copy_(result._data)
+        if self._version_counter is None:  # an inference tensor: edited, then refused (grad mode is off inside)
+            raise RuntimeError(ERR_INFERENCE_INPLACE)
+        saved_tensors.saved_output_is(result._grad_fn, self, self._version_counter.version + 1)
         if self._view is None:
             self._take_history(result._grad_fn, 0)
         else:

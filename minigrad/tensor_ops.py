@@ -1,8 +1,11 @@
 """Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, matmul): each
-builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
+torch's Tensor does in Python around them: ``copy.deepcopy(x)`` and ``del x.<attribute>``."""
+import copy
+
 import torch
 
-from . import ops
+from . import grad_mode, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -121,6 +124,11 @@ class TensorOps:
     def relu(self):
         return ops.Relu.apply(self)
 
+    def relu_(self):
+        """In place, as torch's: ReluBackward0 saves the result, that is self after the edit, so a
+        later edit of self breaks backward through it (the version check)."""
+        return self._inplace(ops.Relu, torch.Tensor.relu_)
+
     def tanh(self):
         return ops.Tanh.apply(self)
 
@@ -154,6 +162,10 @@ class TensorOps:
 
     def argmax(self, dim=None, keepdim=False):
         return Tensor(self._data.argmax(dim, keepdim))
+
+    def all(self, dim=None, keepdim=False):
+        """Whether every element is nonzero (along ``dim``): a bool tensor, outside any graph."""
+        return Tensor(self._data.all() if dim is None else self._data.all(dim, keepdim))
 
     def norm(self, p="fro", dim=None, keepdim=False):
         """torch's rule: the Frobenius norm of up to two dims, and numeric orders, are vector norms."""
@@ -205,8 +217,49 @@ class TensorOps:
     def transpose(self, dim0, dim1):
         return ops.Transpose.apply(self, dim0, dim1)
 
+    def transpose_(self, dim0, dim1):
+        """``transpose`` in place: this tensor takes new sizes and strides on the same memory (its
+        storage becomes a transposed view, so that its ``detach()`` and ``.data`` keep theirs, as in
+        torch). An in-place op otherwise (``_inplace``): a version more, recorded as TransposeBackward1
+        after the in-place checks; recorded on a view, that node stays its grad_fn (the memory did not
+        change: nothing to rebuild) and its base keeps its own. An inference tensor is transposed and
+        then, outside inference mode, refused before any of autograd's checks, as torch does for this op."""
+        def storage_op(data, dim0, dim1):
+            self._data = data.transpose(dim0, dim1)
+        if self._is_inference:
+            return self._mutate(storage_op, dim0, dim1)
+        before = self._grad_fn
+        self._inplace(ops.TransposeInplace, storage_op, dim0, dim1)
+        if self._view is not None and self._grad_fn is not before:  # recorded: the view's grad_fn, up to date
+            self._view.version = self._version_counter.version
+        return self
+
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))
+
+    def view_as(self, other):
+        """As torch's, which is ``view(other.size())``: a ViewBackward0 node."""
+        return self.view(other.shape)
+
+    def resize_(self, *size):
+        size = _shape_arg(size)
+        return self._resize(lambda data: data.resize_(size))
+
+    def resize_as_(self, other):
+        return self._resize(lambda data: data.resize_as_(other._data))
+
+    def _resize(self, resize):
+        """torch's resize_: refused for a tensor that requires grad (under no_grad too; not in inference
+        mode, where autograd's kernels don't run). The tensor's storage becomes a resized tensor on the
+        same memory (its detach() keeps its size, as in torch); when the size changed, this is an
+        in-place edit (``_mutate``: a version more, or an inference tensor refused outside inference mode)."""
+        if self.requires_grad and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError("cannot resize variables that require grad")
+        resized = resize(self._data.new_empty(0).set_(self._data))
+        if resized.shape == self.shape:
+            self._data = resized
+            return self
+        return self._mutate(lambda data: setattr(self, "_data", resized))
 
     def reshape(self, *shape):
         shape = _shape_arg(shape)
@@ -260,6 +313,11 @@ class TensorOps:
             return out
         return ops.Slice.apply(self, 0, key) if isinstance(key, slice) else ops.Alias.apply(self)
 
+    def _is_view(self):
+        """Whether this tensor is a view that autograd tracks as one (torch's is_view): not an
+        inference tensor's view, which has no autograd metadata at all."""
+        return self._view is not None and not self._is_inference
+
     def _indexed(self, key):
         """``self[key]`` as torch's indexing makes it before ``__getitem__`` makes it a new tensor: a
         slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is a select
@@ -288,6 +346,54 @@ class TensorOps:
             else:
                 out = ops.Select.apply(out, dim, _check_index(out, dim, k))
         return out
+
+    # --- Python protocols -------------------------------------------------------------------
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy(x)`` as torch's Tensor.__deepcopy__ does it: a leaf only; new memory (tensors
+        that shared memory share the copies', through torch's deepcopy of the storage and ``memo``),
+        with requires_grad, a deep copy of ``.grad`` and the user's attributes; no hooks (an optimizer
+        step registered on ``x`` stays ``x``'s), no view, a version counter of its own, at 1 (torch
+        fills the copy with ``set_``, an in-place op)."""
+        if self.grad_fn is not None:
+            raise RuntimeError(ERR_DEEPCOPY_NON_LEAF)
+        if id(self) in memo:
+            return memo[id(self)]
+        new = Tensor(copy.deepcopy(self._data, memo), requires_grad=self.requires_grad)
+        new._version_counter.version = 1
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for name, value in vars(self).items():
+            if name not in _AUTOGRAD_STATE:
+                setattr(new, name, copy.deepcopy(value, memo))
+        memo[id(self)] = new
+        return new
+
+    def __delattr__(self, name):
+        """``del x.grad`` is ``x.grad = None``; deleting what torch keeps in C++ is refused in torch's
+        words (minigrad keeps it in attributes, which ``del`` would otherwise remove)."""
+        if name == "grad":
+            self.grad = None
+        elif name in _UNDELETABLE:
+            raise RuntimeError(_UNDELETABLE[name])
+        else:
+            object.__delattr__(self, name)
+
+
+ERR_DEEPCOPY_NON_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If "
+    "you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see "
+    "https://github.com/pytorch/pytorch/pull/103001")
+_UNDELETABLE = {
+    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
+    "requires_grad": "requires_grad must be a bool",
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+}
+_AUTOGRAD_STATE = frozenset((
+    "_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_view", "_is_inference", "_grad",
+    "_retains_grad", "_hooks", "_post_accumulate_grad_hooks", "_grad_accumulator", "_is_wrapped_number"))
+"""What minigrad keeps in a tensor's attributes (torch in its C++ TensorImpl and AutogradMeta): a deep
+copy makes its own; the other attributes are the user's."""
 
 
 class MaxResult(tuple):

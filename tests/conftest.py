@@ -1,7 +1,6 @@
 """Shared fixtures: PyTorch is the oracle, so most tests run one scenario with both libraries."""
 import os
 import tempfile
-from pathlib import Path
 
 import pytest
 import torch
@@ -23,12 +22,9 @@ def lib(request):
 
 
 def pytest_configure(config):
-    """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME; the
-    exercises' staged packages (build outputs) are staged from the current minigrad/, with the
-    reference's results Validate reads."""
-    from grader import build
-
-    build.stage(Path(__file__).resolve().parent.parent)
+    """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME. (The
+    course's and grading tests stage the exercises first: their conftest.py; the engine's need
+    neither the grader nor its dependencies.)"""
     state = tempfile.mkdtemp(prefix="minigrad-jupyter-")
     for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                              ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):

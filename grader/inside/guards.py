@@ -35,6 +35,7 @@ construct: verdicts.DENIALS). Names the guards use are reserved: graded code can
 starts and ends with ``_``.
 """
 import ast
+import collections
 import operator
 import re
 import string
@@ -141,18 +142,16 @@ class Guards:
     """The guard functions for one submission's graded code, from ``policy`` (plain data: the
     exercise's entry of POLICIES); ``report(construct, filename, line)`` is told of each denial
     before it is raised. ``learner_files`` tells graded code's frames (their file names) apart.
-    ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now.
-    ``jit``: what graded code gets for ``triton.jit`` (while grading, ``kernel_process.Kernels.jit``:
-    no Triton compiles learner text in the grading process)."""
+    ``aside``: in the learner's kernel only (Validate), whether the guards stand aside for now."""
 
-    def __init__(self, policy, report, learner_files, frame, jit=None, aside=None):
+    def __init__(self, policy, report, learner_files, frame, aside=None):
         from pkgutil import resolve_name as resolve  # a module's member, or a class's (``MeanDim._backward_cls``)
 
         import torch
 
         import minigrad
 
-        self._report, self._files, self._frame, self._jit, self._aside = report, learner_files, frame, jit, aside
+        self._report, self._files, self._frame, self._aside = report, learner_files, frame, aside
         self._torch, self._minigrad_tensor = torch, minigrad.Tensor
         self._modules = {name: members for name, members in MODULES.items()  # Triton only where named
                          if not name.startswith("triton") or name in policy.get("modules", ())}
@@ -207,8 +206,6 @@ class Guards:
             self.deny("read", f"getattr({_describe(obj)}, {_describe(name)})")
         if name in ("format", "format_map") and type(obj) is str:
             return self._formatter.bound(obj, name)
-        if name == "jit" and self._jit and type(obj).__name__ == "module" and obj.__name__ == "triton":
-            return self._jit
         if not self._readable(obj, name):
             self._absent_or_denied(obj, name, default)
             return default[0]
@@ -224,6 +221,8 @@ class Guards:
             self.deny("read", f"{_describe(obj)}.{name}")
         if isinstance(obj, BaseException) and name == "args":
             return tuple(v if type(v) in (str, int, float, bool, type(None)) else str(v) for v in value)
+        if isinstance(value, (list, dict, set, collections.deque)) and self._mine(obj) and not self.writable(obj, name):
+            return _frozen(value)  # a container minigrad keeps (a tensor's hooks): graded code may look, not change
         return value
 
     def _unbound(self, obj, name, value):
@@ -311,8 +310,6 @@ class Guards:
             return name in ("values", "indices")
         if kind is super:  # what a learner's or minigrad's class inherits; not super(torch.Tensor, t)
             return obj.__thisclass__ in self._learner_classes or self._mine(obj.__thisclass__)
-        import collections
-
         if kind in (collections.defaultdict, collections.OrderedDict, collections.Counter):
             return name in MEMBERS[dict] or name in ("most_common", "default_factory")
         if kind is collections.deque:
@@ -463,9 +460,25 @@ class _Print:
         return ""
 
 
-UNWRITABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range)
+UNWRITABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range, types.MappingProxyType)
 """Types whose instances take no attribute and no item: a write to one fails by itself, as in Python
 (``holder.value = ...`` on a holder that is None), and costs only the checks that meet it."""
+
+
+def _frozen(value):
+    """A container minigrad keeps, as graded code reads it: a read-only copy, the containers in it
+    frozen too (lists and deques as tuples, dicts of any kind as mapping proxies, sets as frozensets;
+    a tuple of another type, such as torch.Size, as it is), so that nothing graded
+    code does with it (an item written, ``append``, ``heapq.heappush``, ``list.append(kept, x)``)
+    changes minigrad's; anything else in it as it is."""
+    if type(value) is tuple or isinstance(value, (list, collections.deque)):
+        items = tuple(_frozen(item) for item in value)
+        return value if type(value) is tuple and all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, dict):
+        return types.MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, set):
+        return frozenset(value)
+    return value
 
 
 class _Writer:

@@ -44,8 +44,6 @@ stack) before it raises ``Refused`` (a BaseException), so no ``except`` can hide
 the guards off (``tests/grading/test_guards.py``). What it does not see: calls that raise no event,
 such as ``os.write`` on a descriptor already open, which the guards and the sandbox keep from
 learner code. The learner's own kernel (Validate) has no hook: it runs only in the grading process.
-An exercise whose honest checks still raise events the hook refuses has none yet either: its policy
-says why (``unaudited`` in ``policy.POLICIES``: exercise 9).
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
 """
@@ -88,7 +86,8 @@ def serve(lib, fd, kernels=None):
     The learner's definitions run in a namespace of their own under the exercise's run-time guards
     (``guards.py``); locked cells share what they define with it, test cells share nothing (their
     scenarios and ``check`` stay out of the learner's reach). ``kernels``: the job's kernel process
-    (``kernel_process.py``), which runs the kernels graded code's ``@triton.jit`` makes."""
+    (``kernel_process.py``), which runs every kernel ``@triton.jit`` makes in the grading process:
+    Triton's ``jit`` is its ``Kernels.jit`` there, whichever layer of guards is on."""
     import minigrad
     import coursekit.testing
     from coursekit.testing import plain, raised_lines
@@ -96,6 +95,10 @@ def serve(lib, fd, kernels=None):
     from .guards import Guards
 
     coursekit.testing.graded = _as_compiled  # the locked cells' graded(...): the grader compiled them guarded
+    if kernels:  # every kernel made here from now on, minigrad's own and the learner's, runs in the kernel process
+        import triton
+
+        triton.jit = kernels.jit
     coursekit.testing._LIBRARIES += (os.path.abspath(__file__),)  # its check's frame is no learner's
 
     job = marshal.loads(sys.stdin.buffer.read())
@@ -129,9 +132,9 @@ def serve(lib, fd, kernels=None):
     if job["policy"] is None:  # torch's run of the reference solutions: trusted code, compiled unguarded
         learner = {"__name__": "graded"}
     else:
-        learner = Guards(job["policy"], report, learner_files, _getframe, kernels and kernels.jit).namespace()
+        learner = Guards(job["policy"], report, learner_files, _getframe).namespace()
     trusted = {"__name__": "__main__"}
-    audited = lib is minigrad and not (job["policy"] or {}).get("unaudited")
+    audited = lib is minigrad
     for number, (kind, code, text) in enumerate(cells):
         if audited and kind == "solution":  # learner code starts here: the grader's setup cells ran without the hook
             audited = False
@@ -139,7 +142,7 @@ def serve(lib, fd, kernels=None):
                 importlib.import_module(name)
             minigrad.memory._ledger()  # started now, not by a gc walk once learner code ran
             watch({code for _, code, _ in cells}, {raised_lines.__code__, Guards.deny.__code__,
-                                                    *(reader.__code__ for reader in _readers(minigrad))},
+                                                    *(reader.__code__ for reader in _readers(minigrad, kernels))},
                   lambda event, frame: report("audit", event, *_learner_line(frame, learner_files)))
         send(["cell", number])
         if text is not None:
@@ -167,20 +170,24 @@ class Refused(BaseException):
 
 HARMLESS = frozenset({"builtins.id"})
 """Audited events honest grading raises that reach nothing: ``id()`` (minigrad's reprs, copy's memos)."""
-READS = {"sys._getframe": None, "object.__getattr__": ("tb_frame", "f_code", "__code__"), "open": None}
+READS = {"sys._getframe": None, "object.__getattr__": ("tb_frame", "f_code", "__code__", "__defaults__", "__kwdefaults__"),
+         "open": None}
 """The events a trusted reader raises (``watch``): the frame attributes it reads, the files it opens."""
 THROUGH = frozenset(module.__file__ for module in (traceback, linecache, tokenize, inspect))
-"""The standard library's modules through which a trusted reader reads frames and source lines."""
+"""The standard library's modules through which a trusted reader reads frames and source lines (and
+torch.package's importer, whose ``inspect.getfile`` stands in for the standard one once torch is
+imported: ``watch`` adds it)."""
 
 
-def _readers(minigrad):
+def _readers(minigrad, kernels):
     """The libraries' functions that read the stack while grading runs: torch's lazy device calls keep
     the stack that made them (every ``manual_seed``), minigrad's anomaly mode the stack that made a node,
-    its grad modes' decorators a function's code flags (``inspect.isgeneratorfunction``)."""
+    its grad modes' decorators a function's code flags (``inspect.isgeneratorfunction``); and, with a
+    kernel process, ``@triton.jit`` a kernel's code and source (``Kernels.jit``)."""
     import torch
 
     return (torch.cuda._lazy_call, torch.xpu._lazy_call, torch.mtia._lazy_call, minigrad.function._forward_stack,
-            minigrad.grad_mode._decorate)
+            minigrad.grad_mode._decorate, *([type(kernels).jit] if kernels else []))
 
 
 def _libraries():
@@ -198,7 +205,10 @@ def watch(ours, readers, refuse):
     vouch for it) is refused: ``refuse(event, frame)`` reports it (an import or an open with the module
     or the path, for the grader's log), then ``Refused`` is raised. While the
     hook decides, the events it raises itself (reading the stack) pass."""
+    import torch.package.package_importer
+
     libraries, busy = _libraries(), []
+    through = THROUGH | {torch.package.package_importer.__file__}
 
     def hook(event, args):
         if busy or event in HARMLESS or event == "exec" and args[0] in ours:
@@ -206,7 +216,7 @@ def watch(ours, readers, refuse):
         busy.append(event)
         try:
             frame = _getframe(1)
-            allowed = event in READS and _read_by(frame, readers) and _plain_read(event, args, libraries)
+            allowed = event in READS and _read_by(frame, readers, through) and _plain_read(event, args, libraries)
             if not allowed:
                 refuse(f"{event} {args[0]}" if event in ("import", "open") and _type(args[0]) is str else event, frame)
         finally:
@@ -217,8 +227,8 @@ def watch(ours, readers, refuse):
     sys.addaudithook(hook)
 
 
-def _read_by(frame, readers):
-    while frame is not None and frame.f_code.co_filename in THROUGH:
+def _read_by(frame, readers, through):
+    while frame is not None and frame.f_code.co_filename in through:
         frame = frame.f_back
     return frame is not None and frame.f_code in readers
 

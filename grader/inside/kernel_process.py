@@ -3,10 +3,13 @@
 Triton compiles a kernel from its text (its interpreter, without a GPU, rewrites and runs that
 text), out of the run-time guards' reach; and the interpreter copies its own module's globals into
 the kernel function's globals, the learner's namespace, among them ``InterpretedFunction``, which
-recompiles any function's text without the guards. So in the grading process, graded code's
-``triton.jit`` (``Guards``' ``jit``) is ``Kernels.jit``: it makes no Triton kernel but a ``Kernel``,
-which holds the kernel's text (the definition the static check allowed, ``graded_code._check_kernel``:
-it calls only Triton, reads only its own names, stores only through ``tl.store``). Launching one
+recompiles any function's text without the guards. So in the grading process ``triton.jit`` is
+``Kernels.jit`` (``harness.serve`` sets it, for minigrad's kernels and the learner's): it makes no
+Triton kernel but a ``Kernel``, which holds the kernel's text (for the learner's, the definition the
+static check allowed, ``graded_code._check_kernel``: it calls only Triton, reads only its own names,
+stores only through ``tl.store``), and no Triton code runs there, which the audit hook holds to
+(``harness.watch``: compiling text is refused, and reading a kernel's code is allowed to
+``Kernels.jit`` alone). Launching one
 sends that text and the arguments (each tensor as its storage's bytes, as Triton's interpreter
 copies a storage to the host, and its offset, shape and strides; numbers as they are) to the kernel
 process, which runs the kernel with Triton on copies of those storages and returns their bytes; the
@@ -21,12 +24,12 @@ import ctypes
 import importlib
 import inspect
 import json
-import marshal
 import os
 import signal
 import socket
 import struct
 import textwrap
+import types
 
 HEADER = struct.Struct("!Q")
 MAX_REPLY_HEADER = 1 << 16
@@ -44,13 +47,14 @@ class Kernels:
         self._channel, self._pid = channel, pid
 
     def jit(self, fn):
-        """``@triton.jit`` for graded code: the kernel ``fn`` as a ``Kernel`` the kernel process runs."""
-        import types
-
+        """``@triton.jit`` for graded code: the kernel ``fn`` as a ``Kernel`` the kernel process runs.
+        It reads the function's code and source (a reader the grading process's audit hook allows,
+        ``harness.watch``), once: a launch reads neither."""
         if type(fn) is not types.FunctionType:
             raise TypeError("triton.jit takes a function")
         lines, first = inspect.getsourcelines(fn)
-        return Kernel(self, fn, textwrap.dedent("".join(lines)), first)
+        return Kernel(self, fn, inspect.signature(fn), {"text": textwrap.dedent("".join(lines)), "first": first,
+                                                         "name": fn.__name__, "filename": fn.__code__.co_filename})
 
     def launch(self, kernel, grid, args, kwargs):
         import torch
@@ -69,12 +73,13 @@ class Kernels:
                 return ("value", value)
             raise TypeError(f"a kernel takes torch tensors and numbers, not {type(value).__name__}")
 
-        request = {"text": kernel.text, "name": kernel.fn.__name__, "filename": kernel.fn.__code__.co_filename,
-                   "first": kernel.first, "grid": grid, "args": [encoded(a) for a in args],
-                   "kwargs": {name: encoded(value) for name, value in kwargs.items()}}
-        request["storages"] = [(str(s.device), s.cpu().numpy().tobytes()) for s in storages]
+        request = {**kernel._source, "grid": grid, "args": [encoded(a) for a in args],
+                   "kwargs": {name: encoded(value) for name, value in kwargs.items()},
+                   "storages": [[str(s.device), s.numel()] for s in storages]}
         try:
-            _send(self._channel, marshal.dumps(request))
+            _send(self._channel, json.dumps(request).encode())
+            for storage in storages:
+                self._channel.sendall(storage.cpu().numpy().tobytes())
             header = _receive(self._channel, MAX_REPLY_HEADER)
             reply = json.loads(header)
             if type(reply) is not dict or type(reply.get("error")) not in (str, type(None)):
@@ -96,14 +101,15 @@ class Kernels:
 
 class Kernel:
     """A learner's ``@triton.jit`` kernel in the grading process: ``kernel[grid](*args, **kwargs)``
-    runs it in the kernel process; ``fn`` is the function, as Triton's kernels have it."""
+    runs it in the kernel process; ``fn`` is the function, as Triton's kernels have it; ``source``
+    what the kernel process compiles (its text, name, file name and first line)."""
 
-    def __init__(self, kernels, fn, text, first):
-        self._kernels, self.fn, self.text, self.first = kernels, fn, text, first
+    def __init__(self, kernels, fn, signature, source):
+        self._kernels, self.fn, self._signature, self._source = kernels, fn, signature, source
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            sizes = grid(inspect.signature(self.fn).bind(*args, **kwargs).arguments) if callable(grid) else grid
+            sizes = grid(self._signature.bind(*args, **kwargs).arguments) if callable(grid) else grid
             if type(sizes) is not tuple or not 1 <= len(sizes) <= 3 or any(type(size) is not int for size in sizes):
                 raise TypeError("a kernel's grid is a tuple of 1 to 3 ints (or a function that returns one)")
             self._kernels.launch(self, sizes, args, kwargs)
@@ -159,14 +165,15 @@ def _serve(channel):
     defined = {}
     while True:
         try:
-            request = marshal.loads(_receive(channel, None))
-        except (OSError, EOFError):
+            request = json.loads(_receive(channel, None))
+            data = [_exactly(channel, size) for _, size in request["storages"]]
+        except (OSError, EOFError, ValueError):
             return
         try:
             key = (request["filename"], request["first"], request["name"], request["text"])
             if key not in defined:
                 defined[key] = _define(triton, tl, *key)
-            storages = [_storage(torch, device, data) for device, data in request["storages"]]
+            storages = [_storage(torch, device, raw) for (device, _), raw in zip(request["storages"], data)]
 
             def decoded(value):
                 if value[0] == "value":

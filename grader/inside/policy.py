@@ -4,6 +4,7 @@ allowlist written once. The run-time guards (``guards.py``) decide by it, and th
 ``POLICIES`` is plain data: grading sends it with the job (``verdicts.compiled``), and staging writes
 it beside the exercise's notebook (``POLICY_FILE``) for Validate.
 """
+import types
 
 IMPORTS = frozenset("minigrad torch math heapq itertools functools collections typing".split())
 """The modules graded code may import in every exercise (an exercise's ``modules`` add to them; what
@@ -29,6 +30,8 @@ loading or compiling code, no private members)."""
 TRAINING = ["minigrad.*", "minigrad.nn.*", "minigrad.nn.functional.*", "minigrad.optim.*"]
 """What of minigrad graded code may use where its answer is handed the library (``lib``) to train with:
 torch's public API as minigrad has it (tensors, modes, layers, losses, optimizers)."""
+SCHEDULE = ("minigrad.optim.optimizer.Optimizer", "param_groups")
+"""An optimizer's parameter groups, where a training program changes a learning rate (``group["lr"] *= ...``)."""
 
 POLICIES = {
     # MeanDim (given) runs the learner's SumDim.forward on its own ctx, which keeps SumDim's record
@@ -58,7 +61,9 @@ POLICIES = {
                        "calls": [("minigrad.grad_mode._Mode", "_set")],
                        "minigrad": ["minigrad.grad_mode._Mode", "minigrad.grad_mode._state", "minigrad.tensor.Tensor",
                                     *TRAINING]},
-    "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad")], "minigrad": TRAINING},
+    "ex6_training": {"writes": [("minigrad.tensor.Tensor", "grad"), ("minigrad.optim.optimizer.Optimizer", "state"),
+                                SCHEDULE],
+                     "minigrad": TRAINING},
     "ex7_custom_functions": {"minigrad": ["minigrad.Tensor", "minigrad.autograd.api.grad", "minigrad.autograd.function.Function",
                                           "minigrad.autograd.gradcheck.GradcheckError",
                                           "minigrad.autograd.gradcheck._analytical_jacobians",
@@ -78,12 +83,11 @@ POLICIES = {
                                     "minigrad.utils.checkpoint._StopRecomputation",
                                     "minigrad.utils.checkpoint._rng_state", "minigrad.utils.checkpoint._set_rng_state"]},
     "ex9_gpu_kernel": {"modules": ["triton", "triton.language"],
-                       "unaudited": "Triton's interpreter, running minigrad's own kernels here, reads code objects",
                        "minigrad": ["minigrad.Tensor", "minigrad.function.Function",
                                     "minigrad.kernels.triton_logsumexp.block_size",
                                     "minigrad.kernels.triton_softmax.SoftmaxGrad",
                                     "minigrad.kernels.triton_softmax.softmax_backward"]},
-    "ex10_capstone": {"minigrad": TRAINING},
+    "ex10_capstone": {"writes": [SCHEDULE], "minigrad": TRAINING},
 }
 """What each exercise's parts need beyond the common policy: attributes they must set (``writes``);
 private methods of minigrad's they call, bound (``calls``, besides ``CALLS``: an engine frees every
@@ -93,8 +97,7 @@ attributes of the learner's naming that its class does not define, so that what 
 and under which name, is the learner's design, while the class's own attributes and methods stay
 minigrad's; a grad mode's ``_args``, a frame's ``pack``); bases a learner's class may derive from
 besides ``BASES`` (``bases``: exercise 8's early stop may be an exception of the learner's own);
-torch members; why the grading process has no audit hook yet (``unaudited``: what honest checks do
-that it refuses, see harness.watch); what torch imports lazily while the checks run, which the grading
+torch members; what torch imports lazily while the checks run, which the grading
 server imports before any job (``imports``: the hook refuses an import once learner code runs); the members of minigrad's modules graded code may read or import (``minigrad``: what
 its locked cells import and its parts use; ``M.*``: every public member of module ``M`` but its
 submodules). Nothing else of minigrad is reachable by name: each trusted function graded code can
@@ -152,11 +155,13 @@ MEMBERS = {
     dict: frozenset(name for name in dir(dict) if not name.startswith("_")),
     set: frozenset(name for name in dir(set) if not name.startswith("_")),
     frozenset: frozenset(name for name in dir(frozenset) if not name.startswith("_")),
+    types.MappingProxyType: frozenset(("copy", "get", "items", "keys", "values")),
     range: frozenset("start stop step count index".split()),
     slice: frozenset("start stop step indices".split()),
 }
 """The members graded code may read of plain data's types (a string's ``format`` and ``format_map`` go
-through ``_GuardedFormatter``; ``str.format`` itself is not there)."""
+through ``_GuardedFormatter``; ``str.format`` itself is not there; a mapping proxy is how graded code
+reads a dict minigrad keeps, ``Guards.getattr``)."""
 
 BUILTINS = """
     abs all any bool callable chr dict divmod enumerate filter float format frozenset hash int isinstance

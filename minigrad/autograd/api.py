@@ -2,6 +2,8 @@
 import warnings
 from collections.abc import Mapping
 
+import torch
+
 from .. import engine, releases
 from ..function import GraphRoot
 
@@ -120,8 +122,12 @@ _warned_create_graph = []
 
 
 def _warn_create_graph_once():
-    if not _warned_create_graph:
-        _warned_create_graph.append(True)
+    """torch's TORCH_WARN_ONCE: once per process, or every time while ``torch.set_warn_always(True)``
+    is in force (minigrad's is torch's flag), and a warning given then does not use up the once."""
+    always = torch.is_warn_always_enabled()
+    if always or not _warned_create_graph:
+        if not always:
+            _warned_create_graph.append(True)
         warnings.warn(
             "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
             "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "

@@ -2,10 +2,28 @@
 user sees (and changes) what a graph keeps for backward."""
 import contextlib
 
-from .. import grad_mode
+from .. import function, grad_mode
 from ..function import Node
 
-__all__ = ["Node", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["Node", "disable_saved_tensors_hooks", "increment_version", "save_on_cpu", "saved_tensors_hooks"]
+
+
+def increment_version(tensor):
+    """Bump the version of ``tensor`` (or of each tensor in an iterable), as an in-place op would: for
+    code that edits a tensor's memory where autograd cannot see it (its storage, a custom kernel), so
+    that graphs that saved it refuse to use the old values. An inference tensor has no version: it is
+    skipped. Tensors before a non-tensor in the iterable are bumped, then torch's error is raised."""
+    if isinstance(tensor, function.Tensor):
+        tensor = (tensor,)
+    try:
+        tensors = iter(tensor)
+    except TypeError:
+        raise RuntimeError("increment_version expect a Iterable[Tensor] as input") from None
+    for t in tensors:
+        if not isinstance(t, function.Tensor):
+            raise RuntimeError("increment_version expects each element of the iterable to be a tensor")
+        if t._version_counter is not None:
+            t._version_counter.version += 1
 
 
 class saved_tensors_hooks:

@@ -44,8 +44,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return nll_loss(log_softmax(input, 0 if input.dim() == 1 else 1), target, weight, ignore_index, reduction)
 
 
-def relu(input):
-    return input.relu()
+def relu(input, inplace=False):
+    return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input):

@@ -17,6 +17,13 @@ class Parameter(Tensor):
         if isinstance(data, Tensor):
             self._version_counter = data._version_counter
 
+    def __deepcopy__(self, memo):
+        """As torch's Parameter: a new parameter on a copy of the values, with requires_grad, and nothing
+        else (no .grad, no hooks, no attributes)."""
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._data.clone(memory_format=torch.preserve_format), self.requires_grad)
+        return memo[id(self)]
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 

@@ -22,5 +22,5 @@ from .pointwise import (  # noqa: F401
 from .reductions import Max, MaxDim, Mean, MeanDim, Sum, SumDim, Unique2, _keep_dims, _normalize_dims  # noqa: F401
 from .shapes import (  # noqa: F401
     Alias, Expand, IndexBackward, ReshapeAlias, Reshaping, Select, Slice, Squeeze, SqueezeDim, SqueezeDimInplace,
-    SqueezeDims, T, Transpose, UnsafeView, Unsqueeze, View)
+    SqueezeDims, T, Transpose, TransposeInplace, UnsafeView, Unsqueeze, View)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401

@@ -32,6 +32,14 @@ class Transpose(Function):
         return grad.transpose(*ctx.dims), None, None
 
 
+class TransposeInplace(Transpose):
+    """The node of ``transpose_``: the tensor itself takes the new sizes and strides, as its history's
+    next step (``Tensor._record_inplace``), so the result is no new view."""
+
+    node_name = "TransposeBackward1"
+    is_view = False
+
+
 class Reshaping(Function):
     """An op that only rearranges elements (view, squeeze, ...): its backward reshapes the gradient
     back to the input's shape. Subclasses name the storage method in ``method``."""

@@ -99,13 +99,14 @@ def test_no_test_module_imports_another():
 
 
 def test_the_engines_tests_need_only_torch():
-    """tests/engine/ runs where only torch, pytest and hypothesis are installed (CI runs it on the
-    oldest torch minigrad follows): its modules import the standard library, those, minigrad and
-    coursekit.testing, nothing of the grader's or the course's."""
+    """tests/engine/ runs where only torch, pytest and hypothesis are installed (CI runs it so on the
+    oldest torch minigrad follows, ``./run test tests/engine``): its modules and the conftest.py above
+    them import the standard library, those, minigrad and coursekit.testing, nothing of the grader's or
+    the course's."""
     allowed = set(sys.stdlib_module_names) | {"torch", "pytest", "hypothesis", "minigrad", "coursekit.testing",
                                               "conftest", "shim", "expected_failures", "not_ported"}
     found = []
-    for path in (ROOT / "tests" / "engine").rglob("*.py"):
+    for path in [ROOT / "tests" / "conftest.py", *(ROOT / "tests" / "engine").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
                 [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []

@@ -1,6 +1,9 @@
 """Issue 9, item 1: custom autograd Functions as torch's — both forms of forward, what ctx offers,
 what backward must return, non-tensor arguments and outputs, dirty and non-differentiable outputs,
 once_differentiable. Each scenario is written once against the torch API and run with both."""
+import warnings
+import weakref
+
 import pytest
 
 from coursekit.testing import assert_same, both, graph_signature
@@ -252,7 +255,8 @@ def test_non_tensor_and_non_differentiable_outputs():
     assert_same(non_tensor_and_non_differentiable_outputs)
 
 
-def mark_dirty(torch, leaf):
+def times_two_in_place(torch):
+    """A Function that doubles its input in place and marks it dirty."""
     class TimesTwoInPlace(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -264,9 +268,13 @@ def mark_dirty(torch, leaf):
         def backward(ctx, grad):
             return grad * 2
 
+    return TimesTwoInPlace
+
+
+def mark_dirty(torch, leaf):
     a = torch.tensor([1.0, 2.0], requires_grad=True)
     b = a if leaf else a * 1
-    out = TimesTwoInPlace.apply(b)
+    out = times_two_in_place(torch).apply(b)
     out.sum().backward()
     return out is b, b.grad_fn.name(), b._version, a.grad
 
@@ -502,6 +510,184 @@ DIRTY_VIEWS = {
 @pytest.mark.parametrize("make_view", DIRTY_VIEWS)
 def test_mark_dirty_on_a_view(make_view, outputs):
     assert_same(dirty_view, DIRTY_VIEWS[make_view], outputs)
+
+
+def dirty_tensor_checked(torch, kind, grad_mode):
+    """What torch checks of the tensors given to mark_dirty: each must be returned (an input changed
+    in place but not returned is refused, even with nothing recorded); one that is not an input is
+    only warned about when recorded, and refused when it is a view (of an intermediate made in
+    forward); the versions of all of them move by one, besides forward's own edits."""
+    class Dirty(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            if kind == "input not returned":
+                a.add_(1)
+                ctx.mark_dirty(a)
+                return a.clone()
+            made = a * 3 if kind == "not an input" else a.clone().view(a.shape)
+            made.add_(1)
+            ctx.mark_dirty(made)
+            return made
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    x = torch.ones(2, requires_grad=True).clone()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.set_grad_enabled(grad_mode):
+            out = Dirty.apply(x)
+    # torch's C++ warning ends with where it was triggered in torch's sources
+    said = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+    return out.requires_grad, out._version, x._version, said
+
+
+@pytest.mark.parametrize("grad_mode", [True, False], ids=["recorded", "no_grad"])
+@pytest.mark.parametrize("kind", ["input not returned", "not an input", "a view not an input"])
+def test_what_mark_dirty_accepts(kind, grad_mode):
+    assert_same(dirty_tensor_checked, kind, grad_mode)
+
+
+def dirty_inference_tensor(torch):
+    """mark_dirty on an inference tensor, in inference mode: it has no version to bump."""
+    with torch.inference_mode():
+        x = torch.ones(2)
+        out = times_two_in_place(torch).apply(x)
+    return out is x, torch.is_inference(out), out
+
+
+def test_mark_dirty_on_an_inference_tensor():
+    assert_same(dirty_inference_tensor)
+
+
+def dirty_input_returned_twice(torch):
+    """An input marked dirty and returned twice is one output, the input itself (gradcheck agrees);
+    its version moved twice: forward's mul_ and mark_dirty."""
+    class DoubleInplace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x
+
+        @staticmethod
+        def backward(ctx, grad1, grad2):
+            return grad1 * 2 + grad2 * 2
+
+    def twice(x):
+        a, b = DoubleInplace.apply(x.clone())
+        return a + b
+
+    x = torch.tensor([1.0, -2.0, 3.0], dtype=torch.double, requires_grad=True)
+    inner = x.clone()
+    a, b = DoubleInplace.apply(inner)
+    (a + b).sum().backward()
+    checks = torch.autograd.gradcheck(twice, [x]), torch.autograd.gradgradcheck(twice, [x])
+    return a is b, a is inner, a.grad_fn.name(), a._version, x.grad, checks
+
+
+def test_a_dirty_input_returned_twice():
+    assert_same(dirty_input_returned_twice)
+
+
+def inplace_function_on_a_leaf(torch, what):
+    """torch.autograd.function.InplaceFunction, kept for old code: a Function like any other (its
+    subclass may mark dirty a leaf that does not require grad, which then gets the node); applied
+    itself, it has no forward."""
+    class Inplace(torch.autograd.function.InplaceFunction):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.mark_dirty(a)
+            return a.add_(b), b + 2
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a, grad_a + grad_b
+
+    x = torch.ones(2)
+    y = torch.tensor([1.0, 2.0], requires_grad=True)
+    if what == "the base itself":
+        return torch.autograd.function.InplaceFunction.apply(y)
+    q, p = Inplace.apply(x, y)
+    q.sum().backward()
+    return q is x, type(q.grad_fn) is Inplace._backward_cls, q.requires_grad, x, p, y.grad
+
+
+@pytest.mark.parametrize("what", ["a subclass", "the base itself"])
+def test_inplace_function(what):
+    assert_same(inplace_function_on_a_leaf, what)
+
+
+def saved_dirty_view_is_freed(torch):
+    """A view marked dirty and saved for backward: nothing keeps it alive once its caller lets go
+    (torch lets go of the tensors mark_dirty got once the outputs are made)."""
+    class SaveDirty(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    def scope():
+        x = torch.tensor([1.0], requires_grad=True).clone()
+        x = x.view(1)
+        SaveDirty.apply(x)
+        return weakref.ref(x)
+
+    ref = scope()
+    return ref() is None
+
+
+def test_a_saved_dirty_view_does_not_leak():
+    assert_same(saved_dirty_view_is_freed)
+
+
+def backward_or_vjp(torch, defines):
+    """A Function defines backward or vjp (torch's other name for it), not both, and forward: each
+    missing or doubled one raises torch's error where torch raises it."""
+    members = {"forward": staticmethod(lambda ctx, x: x * 2), "backward": staticmethod(lambda ctx, g: g * 2),
+               "vjp": staticmethod(lambda ctx, g: g * 3)}
+    cls = type("Fn", (torch.autograd.Function,), {name: members[name] for name in defines})
+    x = torch.ones(2, requires_grad=True)
+    cls.apply(x).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("defines", [("forward", "vjp"), ("forward",), ("forward", "backward", "vjp"),
+                                     ("backward",)], ids=["vjp", "neither", "both", "no forward"])
+def test_backward_or_vjp(defines):
+    assert_same(backward_or_vjp, defines)
+
+
+def mixed_differentiable_outputs(torch):
+    """One output marked non-differentiable, the other not: backward gets zeros for the first."""
+    seen = []
+
+    class Mixed(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a, b = x + 1, x + 2
+            ctx.mark_non_differentiable(a)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            seen.extend([grad_a, grad_b])
+            return grad_b
+
+    x = torch.ones(2, 2, requires_grad=True)
+    a, b = Mixed.apply(x)
+    (b * 3).sum().backward()
+    return a.requires_grad, b.requires_grad, seen, x.grad
+
+
+def test_mark_non_differentiable_on_one_of_two_outputs():
+    assert_same(mixed_differentiable_outputs)
 
 
 def calling_a_node_by_hand(torch, count):

@@ -208,6 +208,7 @@ FACTORIES = {
     "randperm": lambda lib, d: lib.randperm(4, device=d),
     "ones_like": lambda lib, d: lib.ones_like(lib.ones(2, 3, device=d)),
     "zeros_like(device=)": lambda lib, d: lib.zeros_like(lib.ones(2, 3), device=d),
+    "rand_like": lambda lib, d: lib.rand_like(lib.ones(2, 3, device=d)),
     "randn_like": lambda lib, d: lib.randn_like(lib.ones(2, 3, device=d)),
     "Linear": lambda lib, d: lib.nn.Linear(3, 2, device=d).weight,
     "Module.to": lambda lib, d: lib.nn.Linear(3, 2).to(d).bias,

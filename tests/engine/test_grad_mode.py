@@ -245,3 +245,89 @@ def test_a_view_of_an_inference_tensor_does_not_require_grad():
             seen.append(flags(made.view(-1)))
         return seen
     assert_same(scenario)
+
+
+# --- inference tensors and normal tensors mixed: views and in-place edits (torch's InferenceMode) ---
+
+def test_a_view_of_an_inference_tensor_is_an_inference_tensor_and_no_view():
+    """In inference mode or out of it: no base, no version counter, no gradient (torch gives inference
+    tensors no view metadata)."""
+    def scenario(lib):
+        seen = []
+        for requires_grad in (True, False):
+            with lib.inference_mode():
+                made = lib.ones(1, 2, 3, requires_grad=requires_grad)
+                inside = [made.view(-1), made.transpose(0, 1), made[0]]
+            for view in inside + [made.view(-1), made.view_as(made), made[0], made.transpose(0, 1)]:
+                seen.append([view._is_view(), view._base, lib.is_inference(view), flags(view)])
+        return seen
+    assert_same(scenario)
+
+
+IN_PLACE = {
+    "add_": lambda lib, t: t.add_(2),
+    "add_ of a tensor requiring grad": lambda lib, t: t.add_(lib.ones(1, 2, 3, requires_grad=True)),
+    "mul_ by a tensor requiring grad": lambda lib, t: t.mul_(lib.ones(1, 2, 3, requires_grad=True)),
+    "copy_": lambda lib, t: t.copy_(lib.full((1, 2, 3), 5.0)),
+    "transpose_": lambda lib, t: t.transpose_(0, 1),
+    "setitem": lambda lib, t: t.__setitem__(0, 5.0),
+}
+
+
+@pytest.mark.parametrize("edit", IN_PLACE)
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_an_inference_tensor_edited_in_place(requires_grad, edit):
+    """Inside inference mode it stays an inference tensor. Outside, torch edits it and then refuses
+    ("Inplace update to inference tensor outside InferenceMode ..."): its values or sizes have changed.
+    A leaf that requires grad is refused by autograd's check first, but for transpose_."""
+    def scenario(lib):
+        with lib.inference_mode():
+            inside = lib.ones(1, 2, 3, requires_grad=requires_grad)
+            IN_PLACE[edit](lib, inside)
+            outside = lib.ones(1, 2, 3, requires_grad=requires_grad)
+        refused = _attempt(lambda: IN_PLACE[edit](lib, outside))
+        return [lib.is_inference(inside), flags(inside), inside, refused, lib.is_inference(outside), outside]
+    assert_same(scenario)
+
+
+EDITS = {"add_": lambda lib, t: t.add_(2), "transpose_": lambda lib, t: t.transpose_(0, 1)}
+
+
+@pytest.mark.parametrize("edit", EDITS)
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_a_normal_tensor_in_inference_mode(requires_grad, edit):
+    """A normal tensor stays one there: edited in place, its version goes up (nothing is recorded);
+    its views are views (of views, too) that share its version counter and require grad as it does.
+    Such a view made there, edited in place outside, or read for its grad_fn after its base was
+    edited outside, raises torch's "A view was created in inference mode ..." errors when the base
+    requires grad (the direct and the indirect case of torch's handle_view_on_rebase)."""
+    def scenario(lib):
+        a = lib.ones(1, 2, 3, requires_grad=requires_grad).clone()
+        with lib.inference_mode():
+            EDITS[edit](lib, a)
+            view = a.view(-1)
+            inner = view.view(-1)
+            same = a.view_as(a)
+            made = [[v._is_view(), v._base is a, lib.is_inference(v), flags(v)] for v in (a, view, inner, same)]
+        product = _attempt(lambda: flags(view * 2))
+        with lib.inference_mode():
+            inner.add_(2)
+            versions = [a._version, inner._version, flags(a)]
+        direct = _attempt(lambda: EDITS[edit](lib, same))
+        base_edited = _attempt(lambda: EDITS[edit](lib, a))
+        indirect = _attempt(lambda: view.grad_fn)
+        return [made, product, versions, direct, base_edited, indirect, a]
+    assert_same(scenario)
+
+
+def test_an_inference_tensor_mixed_with_normal_tensors_in_place():
+    """``a.mul_(c)`` saves the inference tensor c when a requires grad: refused; else a plain edit."""
+    def scenario(lib):
+        seen = []
+        for requires_grad in (True, False):
+            a = lib.ones(1, 2, 3, requires_grad=requires_grad).clone()
+            with lib.inference_mode():
+                c = lib.full((1, 2, 3), 3.0)
+            seen.append([_attempt(lambda: a.mul_(c)), a, a._version, flags(a)])
+        return seen
+    assert_same(scenario)

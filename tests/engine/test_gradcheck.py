@@ -54,10 +54,10 @@ FIRST_ORDER = {
 }
 
 
-def first_order(lib, name):
+def first_order(lib, name, fast_mode=False):
     lib.manual_seed(0)
     func, inputs = FIRST_ORDER[name](lib)
-    return with_warnings(lib.autograd.gradcheck, func, inputs)
+    return with_warnings(lib.autograd.gradcheck, func, inputs, fast_mode=fast_mode)
 
 
 @pytest.mark.parametrize("name", FIRST_ORDER)
@@ -236,7 +236,7 @@ def test_single_precision_inputs_get_torchs_warning():
                        "point or complex. ")]
 
 
-def drifting(lib, nondet_tol):
+def drifting(lib, nondet_tol, fast_mode=False):
     """A backward whose numbers change a little with every call: not reentrant, unless nondet_tol allows it."""
     calls = []
 
@@ -251,15 +251,16 @@ def drifting(lib, nondet_tol):
             return grad_output * (2 + len(calls) * 1e-9)
 
     lib.manual_seed(0)
-    return lib.autograd.gradcheck(Drifting.apply, (double(lib, 3),), nondet_tol=nondet_tol)
+    return lib.autograd.gradcheck(Drifting.apply, (double(lib, 3),), nondet_tol=nondet_tol, fast_mode=fast_mode)
 
 
-def test_backward_must_be_reentrant_within_nondet_tol():
-    assert failed_with(same(drifting, 0.0), "GradcheckError",
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_backward_must_be_reentrant_within_nondet_tol(fast_mode):
+    assert failed_with(same(drifting, 0.0, fast_mode), "GradcheckError",
                        "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
                        "times gives different values, although analytical gradient matches numerical gradient.The "
                        "tolerance for nondeterminism was 0.0.")
-    assert same(drifting, 1e-6) is True
+    assert same(drifting, 1e-6, fast_mode) is True
 
 
 def ignores_grad_output(lib):
@@ -296,7 +297,7 @@ UNDEFINED_GRADS = {
 }
 
 
-def undefined_grads(lib, name, check_undefined_grad):
+def undefined_grads(lib, name, check_undefined_grad, fast_mode):
     """Two outputs, grads not materialized: backward gets None for an output that got no gradient
     (the Jacobian of one output, too, is computed with none for the other)."""
     formula = UNDEFINED_GRADS[name]
@@ -315,13 +316,14 @@ def undefined_grads(lib, name, check_undefined_grad):
 
     lib.manual_seed(0)
     return with_warnings(lib.autograd.gradcheck, Split.apply, (double(lib, 3),),
-                         check_undefined_grad=check_undefined_grad)
+                         check_undefined_grad=check_undefined_grad, fast_mode=fast_mode)
 
 
+@pytest.mark.parametrize("fast_mode", [False, True])
 @pytest.mark.parametrize("check_undefined_grad", [True, False])
 @pytest.mark.parametrize("name", UNDEFINED_GRADS)
-def test_undefined_grads(name, check_undefined_grad):
-    result, caught = same(undefined_grads, name, check_undefined_grad)
+def test_undefined_grads(name, check_undefined_grad, fast_mode):
+    result, caught = same(undefined_grads, name, check_undefined_grad, fast_mode)
     if name == "made up" and check_undefined_grad:
         assert failed_with(result, "GradcheckError", "Expected all input grads to be undefined or zero when all "
                            'output grads are undefined or zero. Please look at "Notes about undefined output '
@@ -349,6 +351,133 @@ def bad_inputs(lib, name):
 @pytest.mark.parametrize("name", BAD_INPUTS)
 def test_bad_inputs_get_torchs_error(name):
     assert same(bad_inputs, name)[:2] == ("error", BAD_INPUTS[name][1])
+
+
+# --- fast mode -----------------------------------------------------------------------------------
+# v^T J u for random unit vectors u and v in place of whole Jacobians. The vectors come from a fresh
+# generator, so each call draws torch's numbers: a failure's message, projections included, is
+# torch's character for character.
+
+@pytest.mark.parametrize("name", FIRST_ORDER)
+def test_fast_mode_passes_on_ops_and_compositions(name):
+    assert same(first_order, name, True) == (True, [])
+
+
+def wrong_backwards_fast(lib, name):
+    lib.manual_seed(0)
+    x = double(lib, 2, 3)
+    wrong = square(lib, WRONG_BACKWARDS[name])
+    return (outcome(lambda: lib.autograd.gradcheck(wrong.apply, (x,), fast_mode=True)),
+            lib.autograd.gradcheck(wrong.apply, (x,), fast_mode=True, raise_exception=False))
+
+
+@pytest.mark.parametrize("name", WRONG_BACKWARDS)
+def test_fast_mode_catches_a_wrong_backward(name):
+    """The projections, then both Jacobians as slow mode computes them."""
+    failed, quiet = same(wrong_backwards_fast, name)
+    assert failed_with(failed, "GradcheckError", "Jacobian mismatch for output 0 with respect to input 0,")
+    assert "Below, we recompute numerical and analytical jacobians in slow mode" in failed[2] and quiet is False
+
+
+def mismatches_fast(lib):
+    """Several inputs and outputs, one pair wrong: fast mode goes through inputs, then outputs."""
+    lib.manual_seed(0)
+    w, x, y = double(lib, 3, requires_grad=False), double(lib, 3), double(lib, 3)
+    wrong = square(lib, WRONG_BACKWARDS["forgotten factor"])
+    return lib.autograd.gradcheck(lambda w, x, y: (x * y, wrong.apply(x) * w, *x.max(dim=0)), (w, x, y),
+                                  fast_mode=True)
+
+
+def test_fast_mode_names_the_output_and_input_that_differ():
+    assert failed_with(same(mismatches_fast), "GradcheckError",
+                       "Jacobian mismatch for output 1 with respect to input 0,")
+
+
+def overstated(lib):
+    """x * c, c = [100, -100, 100], with a backward 0.09% too large on every entry: each Jacobian entry
+    is within rtol, but their signs differ, so the errors add up in v^T J u while the values cancel."""
+    c = lib.tensor([100.0, -100.0, 100.0], dtype=lib.float64)
+
+    class Overstated(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * c
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * c + 0.0009 * grad * c.abs()
+
+    x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    return (lib.autograd.gradcheck(Overstated.apply, (x,)),
+            outcome(lambda: lib.autograd.gradcheck(Overstated.apply, (x,), fast_mode=True)))
+
+
+def test_fast_mode_says_when_slow_mode_would_have_passed():
+    slow, fast = same(overstated)
+    assert slow is True
+    assert failed_with(fast, "GradcheckError", "Jacobian mismatch for output 0 with respect to input 0,")
+    assert fast[2].endswith("module_test entry to have `gradcheck_fast_mode=False`")
+
+
+def draws_after_gradcheck(lib, fast_mode):
+    lib.manual_seed(0)
+    lib.autograd.gradcheck(lambda x: x.exp(), (double(lib, 3),), fast_mode=fast_mode)
+    return lib.rand(3)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_leaves_the_global_generator_alone(fast_mode):
+    """Fast mode's vectors come from a generator of its own: the user's random numbers go on as in
+    torch, as if gradcheck had drawn none."""
+    def draws_alone(lib):
+        lib.manual_seed(0)
+        double(lib, 3)
+        return lib.rand(3)
+    assert same(draws_after_gradcheck, fast_mode) == same(draws_alone)
+
+
+def barely_moving(lib, fast_mode, nondet_tol):
+    """An output that needs no grad but moves (by 1e-9 per unit of x): slow mode wants its
+    Jacobian exactly zero; fast mode, its directional derivative within nondet_tol."""
+    lib.manual_seed(0)
+    return lib.autograd.gradcheck(lambda x: (x * 1e-9).detach(), (double(lib, 3),), fast_mode=fast_mode,
+                                  nondet_tol=nondet_tol)
+
+
+@pytest.mark.parametrize("fast_mode, nondet_tol", [(False, 1e-6), (True, 0.0), (True, 1e-6)])
+def test_outputs_that_need_no_grad_must_not_move(fast_mode, nondet_tol):
+    result = same(barely_moving, fast_mode, nondet_tol)
+    if fast_mode and nondet_tol:
+        assert result is True
+    else:
+        assert failed_with(result, "GradcheckError", "Numerical gradient for function expected to be zero")
+
+
+def shape_depends_on_values(lib, fast_mode):
+    """An output whose shape changes when x moves up: the error says by how much, and where (slow mode)."""
+    lib.manual_seed(0)
+    x = double(lib, 3)
+    at = x.detach().sum().item()
+    return lib.autograd.gradcheck(lambda t: t * 2 if t.sum().item() > at else (t * 2)[:2], (x,),
+                                  fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_an_output_shape_that_depends_on_values_is_an_assertion_error(fast_mode):
+    result = same(shape_depends_on_values, fast_mode)
+    assert result[:2] == ("error", "AssertionError")
+
+
+def not_a_gradcheck_error(lib, fast_mode):
+    """raise_exception=False turns only a GradcheckError into False."""
+    def raises(x):
+        raise RuntimeError("Not a GradcheckError!")
+    return lib.autograd.gradcheck(raises, (double(lib, 3),), fast_mode=fast_mode, raise_exception=False)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_raise_exception_false_lets_other_errors_through(fast_mode):
+    assert same(not_a_gradcheck_error, fast_mode) == ("error", "RuntimeError", "Not a GradcheckError!")
 
 
 # --- gradgradcheck --------------------------------------------------------------------------------
@@ -417,18 +546,20 @@ SECOND_ORDER_WRONG = {
 }
 
 
-def wrong_double_backward(lib, name):
+def wrong_double_backward(lib, name, fast_mode):
     """First derivatives right, second ones wrong: gradcheck passes, gradgradcheck fails."""
     lib.manual_seed(0)
     x = double(lib, 3)
     function = SECOND_ORDER_WRONG[name](lib)
-    return (outcome(lib.autograd.gradcheck, function.apply, (x,)),
-            outcome(lib.autograd.gradgradcheck, function.apply, (x,)),
-            outcome(lambda: lib.autograd.gradgradcheck(function.apply, (x,), raise_exception=False)))
+    return (outcome(lambda: lib.autograd.gradcheck(function.apply, (x,), fast_mode=fast_mode)),
+            outcome(lambda: lib.autograd.gradgradcheck(function.apply, (x,), fast_mode=fast_mode)),
+            outcome(lambda: lib.autograd.gradgradcheck(function.apply, (x,), raise_exception=False,
+                                                       fast_mode=fast_mode)))
 
 
+@pytest.mark.parametrize("fast_mode", [False, True])
 @pytest.mark.parametrize("name", SECOND_ORDER_WRONG)
-def test_gradgradcheck_catches_a_wrong_double_backward(name):
-    first, second, quiet = same(wrong_double_backward, name)
+def test_gradgradcheck_catches_a_wrong_double_backward(name, fast_mode):
+    first, second, quiet = same(wrong_double_backward, name, fast_mode)
     assert first is True and quiet is False
     assert failed_with(second, "GradcheckError", "Jacobian mismatch for output 0 with respect to input 0,")

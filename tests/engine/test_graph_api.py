@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from minigrad import releases
-from coursekit.testing import assert_same, both
+from coursekit.testing import assert_same, both, outcome
 
 
 def hooks_see_what_is_saved(torch):
@@ -284,6 +284,39 @@ POST_ACCUMULATE_MISUSE = {
 @pytest.mark.parametrize("misuse", POST_ACCUMULATE_MISUSE)
 def test_post_accumulate_grad_hook_misuse(misuse):
     assert_same(lambda torch: POST_ACCUMULATE_MISUSE[misuse](torch, torch.ones(2, requires_grad=True)))
+
+
+# --- increment_version ----------------------------------------------------------------------------
+
+def increment_version(torch):
+    """An edit autograd can't see (here through .data) made visible: backward through the saved tensor
+    then fails as after an in-place op. A tensor, an iterable of them, views sharing the counter;
+    inference tensors are skipped; a non-tensor is refused, after the tensors before it are bumped."""
+    bump = torch.autograd.graph.increment_version
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    z = y * y
+    y.data.mul_(2)
+    bump(y)
+    seen = [y._version, outcome(z.sum().backward)]
+    view = y[1:]
+    bump([y, view])
+    bump(t for t in [view])
+    seen.append((y._version, view._version))
+    with torch.inference_mode():
+        inference = torch.ones(2)
+        bump(inference)
+    bump(inference)
+    seen.append(outcome(lambda: inference._version))
+    for bad in (3, None, [y, 3], "ab", [[y]]):
+        seen.append((outcome(bump, bad), y._version))
+    integers = torch.zeros(2, dtype=torch.int32)
+    bump(integers)
+    return seen + [integers._version, outcome(bump, [])]
+
+
+def test_increment_version():
+    assert_same(increment_version)
 
 
 def anomaly_in_a_backward_made_by_a_backward(torch, forward_in_anomaly_mode):

@@ -3,6 +3,7 @@ which in-place ops autograd refuses, how it rebases a non-leaf's grad_fn, and th
 when a saved tensor was modified."""
 import contextlib
 import operator
+import warnings
 
 import pytest
 
@@ -24,6 +25,7 @@ INPLACE = {
     "*=": lambda t, w: operator.imul(t, w),
     "/=": lambda t, w: operator.itruediv(t, w),
     "x[i]=v": lambda t, w: operator.setitem(t, 0, w[0]),
+    "relu_": lambda t, w: t.relu_(),
 }
 
 # Tensors that share x's version counter (x is 2 x 3).
@@ -182,6 +184,120 @@ def test_in_place_through_a_view_of_a_non_leaf_rebases_the_base():
     assert_same(in_place_through_a_view_of_a_non_leaf, close=True)
 
 
+TRANSPOSED = {
+    "non-leaf": lambda torch, x: x.clone(),
+    "leaf requiring grad": lambda torch, x: x,
+    "view of a non-leaf": lambda torch, x: x.clone()[:],
+    "view of a leaf": lambda torch, x: x[:],
+    "view made under no_grad": lambda torch, x: _view_under_no_grad(torch, x.clone()),
+    "plain tensor": lambda torch, x: x.detach().clone(),
+}
+
+
+def _view_under_no_grad(torch, base):
+    with torch.no_grad():
+        return base[:]
+
+
+def transposed_in_place(torch, target, then):
+    """``t.transpose_(0, 1)``, then an edit of its base or of t itself, then backward through t."""
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    t = TRANSPOSED[target](torch, x)
+    detached, base = t.detach(), t._base
+    seen = [outcome(lambda: t.transpose_(0, 1) is t), t.shape, detached.shape, t._version, outcome(lambda: t.grad_fn)]
+    if then == "base edited" and base is not None:
+        seen.append(outcome(lambda: base.add_(1)))
+    elif then == "edited":
+        seen.append(outcome(lambda: t.mul_(2)))
+    seen += [outcome(lambda: t.grad_fn), outcome(lambda: graph_signature(base if base is not None else t))]
+    if t.requires_grad:
+        seen.append(outcome(lambda: (t * torch.arange(6.).view(t.shape)).sum().backward()))
+    return seen, x.grad, t
+
+
+@pytest.mark.parametrize("then", ["nothing", "base edited", "edited"])
+@pytest.mark.parametrize("target", TRANSPOSED)
+def test_transpose_in_place(target, then):
+    """transpose_ changes the tensor's sizes, not its memory (nor its detach()'s sizes): a version more,
+    TransposeBackward1 on its history after the in-place checks, a view's base keeping its node."""
+    assert_same(transposed_in_place, target, then)
+
+
+RESIZED = {
+    "plain tensor": lambda torch: torch.arange(6.).view(2, 3).clone(),
+    "leaf requiring grad": lambda torch: torch.arange(6.).view(2, 3).requires_grad_(),
+    "non-leaf": lambda torch: torch.arange(6.).view(2, 3).requires_grad_().clone(),
+    "view of a non-leaf": lambda torch: torch.arange(6.).view(2, 3).requires_grad_().clone()[:],
+    "inference tensor": lambda torch: _in_inference_mode(torch, lambda: torch.arange(6.).view(2, 3).clone()),
+}
+RESIZES = {
+    "resize_(6)": lambda t: t.resize_(6),
+    "resize_(2, 3)": lambda t: t.resize_(2, 3),
+    "resize_as_": lambda t: t.resize_as_(t.new_ones((2, 2))),
+}
+MODES = {
+    "grad mode": contextlib.nullcontext,  # nullcontext(torch): no mode
+    "no_grad": lambda torch: torch.no_grad(),
+    "inference_mode": lambda torch: torch.inference_mode(),
+}
+
+
+def _in_inference_mode(torch, make):
+    with torch.inference_mode():
+        return make()
+
+
+def resized(torch, target, resize, mode):
+    t = RESIZED[target](torch)
+    detached = t.detach()
+    with MODES[mode](torch):
+        result = outcome(lambda: RESIZES[resize](t) is t)
+    return result, t.shape, detached.shape, outcome(lambda: t._version), t
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("resize", RESIZES)
+@pytest.mark.parametrize("target", RESIZED)
+def test_resize(target, resize, mode):
+    """resize_ and resize_as_: refused for a tensor that requires grad but in inference mode; a version
+    more only when the size changes (an inference tensor refused outside inference mode only then)."""
+    assert_same(resized, target, resize, mode)
+
+
+OUT = {
+    "same shape": lambda torch: torch.zeros(2),
+    "another shape": lambda torch: torch.zeros(3),
+    "another dtype": lambda torch: torch.zeros(2, dtype=torch.long),
+    "requiring grad": lambda torch: torch.zeros(2, requires_grad=True),
+    "inference tensor": lambda torch: _in_inference_mode(torch, lambda: torch.zeros(2)),
+}
+
+
+def written_out(torch, name, out, mode, input_requires_grad):
+    x = torch.tensor([1., 2.], requires_grad=input_requires_grad)
+    target = OUT[out](torch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with MODES[mode](torch):
+            result = outcome(lambda: getattr(torch, name)(x, torch.tensor([3., 4.]), out=target) is target)
+    return result, target, outcome(lambda: target._version), flags_of(target), [str(w.message) for w in caught]
+
+
+def flags_of(t):
+    return t.requires_grad, t.grad_fn, t.is_leaf
+
+
+@pytest.mark.parametrize("input_requires_grad", [False, True])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("out", OUT)
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_out_argument(name, out, mode, input_requires_grad):
+    """``torch.mul(a, b, out=t)`` writes into t as torch's kernel does (resizing with its warning, its
+    dtype error), a version more; refused with grad mode on when an argument requires grad, and for an
+    inference tensor outside inference mode."""
+    assert_same(written_out, name, out, mode, input_requires_grad)
+
+
 # --- "modified by an inplace operation" ----------------------------------------------------------
 
 def _exp_output_edited(torch, times):
@@ -231,7 +347,25 @@ def _double_edited_through_a_view(torch):
     return y.sum()
 
 
+def _relu_output_edited(torch):
+    """relu_ saves its result, the edited tensor itself: an edit after it fails its backward."""
+    x = torch.tensor([-1., 1., 2.], requires_grad=True)
+    y = torch.nn.functional.relu(x * 2, inplace=True)
+    y.mul_(3)
+    return y.sum()
+
+
+def _relu_edits_a_saved_output(torch):
+    x = torch.tensor([-1., 1., 2.], requires_grad=True)
+    y = x.exp() - 2
+    z = y * y
+    y.relu_()
+    return z.sum()
+
+
 MODIFIED = {
+    "output of Relu, edited after relu_": _relu_output_edited,
+    "output of Sub, edited by relu_": _relu_edits_a_saved_output,
     "output of Exp": lambda torch: _exp_output_edited(torch, 1),
     "output of Exp, edited 3 times": lambda torch: _exp_output_edited(torch, 3),
     "output of Exp, edited by setitem": _exp_output_setitem,
@@ -331,3 +465,52 @@ def retained_view_edited(torch):
 
 def test_a_retained_view_edited_in_place():
     assert_same(retained_view_edited)
+
+
+# --- relu_, F.relu(inplace=True), nn.ReLU(inplace=True) -------------------------------------------
+
+def relu_in_place(torch, where):
+    x = torch.tensor([[-1., 2., -3.], [4., -5., 6.]], requires_grad=True)
+    y = x * 2
+    target = {"y": y, "y[0]": y[0], "y.view(6)": y.view(6)}[where]
+    result = torch.nn.functional.relu(target, inplace=True)
+    out = (y * y).sum()
+    out.backward()
+    return result is target, target._version, y.grad_fn.name(), graph_signature(out), y, x.grad
+
+
+@pytest.mark.parametrize("where", ["y", "y[0]", "y.view(6)"])
+def test_functional_relu_in_place(where):
+    """F.relu(inplace=True) is relu_: it returns its input, bumps the version, and on a view rebases
+    the base onto CopySlices; gradients go through ReluBackward0 as in torch."""
+    assert_same(relu_in_place, where, close=True)
+
+
+def test_relu_in_place_on_a_view_frees_the_graph():
+    """Upstream's test_inplace_on_view_saved_output: relu_ on a view saves its output, which once made a
+    reference cycle; the clone's node (and a hook object on it) goes with the function's locals."""
+    def scenario(torch):
+        freed = []
+
+        class Freed:
+            def __del__(self):
+                freed.append(True)
+
+        def run():
+            copy = torch.randn(3, 3, requires_grad=True).clone()
+            copy.grad_fn.register_hook(Freed())
+            torch.nn.functional.relu(copy.view(9), inplace=True)
+
+        run()
+        return freed
+    expected, actual = both(scenario)
+    assert actual == expected == [True]
+
+
+def test_relu_module_in_place():
+    def scenario(torch):
+        module = torch.nn.ReLU(inplace=True)
+        x = torch.tensor([-1., 2.], requires_grad=True)
+        y = x * 1
+        return repr(module), repr(torch.nn.ReLU()), module(y) is y, y, outcome(module, x)
+    assert_same(scenario)

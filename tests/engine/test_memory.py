@@ -44,6 +44,8 @@ SCENARIOS = {
         lib.randn(100, requires_grad=True) * 1),
     "a python number is not counted": lambda lib: lib.randn(100, requires_grad=True) * 2.0,
     "nothing requires grad": lambda lib: lib.randn(100).exp() * 3,
+    "relu_ saves the tensor it edits": lambda lib: (lambda y: (y * y, y.relu_()))(
+        lib.randn(100, requires_grad=True) * 1),
 }
 
 

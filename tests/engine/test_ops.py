@@ -113,6 +113,7 @@ VIEWS = [
     case("reshape_non_contiguous_3d", lambda lib, x: x.transpose(0, 1).reshape(3, -1), (2, 3, 4)),
     case("view", lambda lib, x: x.view(3, 2), A),
     case("view_tuple", lambda lib, x: x.view((6,)), A),
+    case("view_as", lambda lib, x: x.view_as(lib.ones(3, 2)), A),
     case("unsqueeze", lambda lib, x: x.unsqueeze(0), A),
     case("unsqueeze_middle", lambda lib, x: x.unsqueeze(1), A),
     case("unsqueeze_negative", lambda lib, x: x.unsqueeze(-1), A),

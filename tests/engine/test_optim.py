@@ -1,4 +1,6 @@
 """Issue 9: minigrad.optim against torch.optim: the same updates, state, versions, groups and errors."""
+import copy
+
 import pytest
 
 from coursekit.testing import assert_same
@@ -92,3 +94,38 @@ def test_bad_arguments_fail_as_in_torch(make):
     def scenario(lib):
         return make(lib, lib.nn.Parameter(lib.ones(2)))
     assert_same(scenario)
+
+
+def optimizer_in_backward(lib, steps=3):
+    """An optimizer per parameter, stepped by the parameter's post-accumulate-grad hook (the step runs
+    in backward, the gradient freed at once), against a copy made after the hooks were registered,
+    trained the usual way: a copy has no hooks, so it steps only by its own optimizer."""
+    lib.manual_seed(0)
+    model = lib.nn.Linear(3, 2)
+    optimizers = {p: lib.optim.Adam([p], lr=0.1) for p in model.parameters()}
+
+    def step(p):
+        optimizers[p].step()
+        optimizers[p].zero_grad()
+
+    handles = [p.register_post_accumulate_grad_hook(step) for p in model.parameters()]
+    reference = copy.deepcopy(model)
+    reference_optimizer = lib.optim.Adam(reference.parameters(), lr=0.1)
+    x = lib.rand(4, 3)
+    seen = []
+    for removed in (False, True):
+        if removed:
+            for handle in handles:
+                handle.remove()
+        for _ in range(steps):
+            model(x).sum().backward()
+            reference(x).sum().backward()
+            reference_optimizer.step()
+            reference_optimizer.zero_grad()
+            seen.append([list(model.parameters()), [p.grad for p in model.parameters()], list(reference.parameters()),
+                         [p._version for p in model.parameters()]])
+    return seen
+
+
+def test_an_optimizer_stepped_in_backward_by_post_accumulate_grad_hooks():
+    assert_same(optimizer_in_backward, close=True)

@@ -1,9 +1,11 @@
 """Item 2: the Tensor on torch storage — creation, metadata, conversions and bad input, against torch."""
+import copy
+
 import pytest
 import torch
 
 import minigrad
-from coursekit.testing import assert_same, both
+from coursekit.testing import assert_same, both, outcome
 
 CREATIONS = {
     "tensor": lambda lib, dev: lib.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev),
@@ -193,4 +195,106 @@ def test_numpy_of_a_tensor_that_requires_grad_only_with_grad_mode_off():
         with lib.no_grad():
             inside = x.numpy().tolist()
         return inside, x.numpy()
+    assert_same(scenario)
+
+
+# --- del, deepcopy, _is_view, all -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["grad", "data", "requires_grad", "_grad_fn", "_backward_hooks", "note"])
+def test_deleting_an_attribute_is_allowed_or_refused_as_torch_does(name):
+    """``del x.grad`` is ``x.grad = None``; the autograd state torch keeps in C++ can't be deleted; a
+    user's attribute can. Either way the tensor still works."""
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.note = "mine"
+        (x * 2).sum().backward()
+        deleted = outcome(delattr, x, name)
+        (x * 3).sum().backward()
+        return deleted, x.grad, x.requires_grad, x.is_leaf, hasattr(x, "note")
+    assert_same(scenario)
+
+
+def test_deepcopy_copies_a_leaf_as_torch_does():
+    """The values, requires_grad, a copy of .grad and the user's attributes; not the hooks (a post-
+    accumulate-grad hook that steps an optimizer stays with the original), not the version."""
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x.sum().backward()
+        x.note = [1]
+        x.register_hook(lambda g: g * 10)
+        x.register_post_accumulate_grad_hook(lambda t: t.grad.zero_())
+        y = copy.deepcopy(x)
+        (y * 2).sum().backward()
+        return (y, y.grad, y.grad is x.grad, y.note, y.note is x.note, y.requires_grad, y.is_leaf, y._version,
+                y.grad_fn, x.grad)
+    assert_same(scenario)
+
+
+def parameter_with_grad_and_attribute(lib):
+    p = lib.nn.Parameter(lib.ones(2))
+    p.grad, p.note = lib.ones(2), 1
+    return p
+
+
+def inference_tensor(lib):
+    with lib.inference_mode():
+        return lib.ones(2)
+
+
+DEEP_COPIES = {
+    "a non-leaf": lambda lib: lib.ones(2, requires_grad=True) * 2,
+    "a parameter with a grad and an attribute": parameter_with_grad_and_attribute,
+    "an inference tensor": inference_tensor,
+    "a tensor edited in place": lambda lib: lib.ones(2).add_(1),
+}
+
+
+@pytest.mark.parametrize("what", DEEP_COPIES)
+def test_deepcopy_of_other_tensors(what):
+    def scenario(lib):
+        original = DEEP_COPIES[what](lib)
+        y = copy.deepcopy(original)
+        return (type(y).__name__, y, y.grad, y.requires_grad, y._version, lib.is_inference(y), hasattr(y, "note"))
+    assert_same(scenario)
+
+
+def test_deepcopy_keeps_tensors_that_share_memory_sharing_it():
+    def scenario(lib):
+        base = lib.arange(6.0)
+        view = base[2:]
+        base_copy, view_copy = copy.deepcopy([base, view])
+        view_copy[0] = 100.0
+        return base, base_copy, view_copy, view_copy._is_view(), view_copy._base is None
+    assert_same(scenario)
+
+
+def views(lib):
+    x = lib.ones(2, 3, requires_grad=True)
+    plain = lib.ones(2, 3)
+    with lib.no_grad():
+        no_grad_view = x[0]
+    with lib.inference_mode():
+        inference = lib.ones(2, 3)
+        normal_view_in_inference = plain.view(6)
+        inference_view_inside = inference.view(6)
+    return {
+        "leaf": x, "slice": x[1:], "view": x.view(6), "transpose": x.t(), "non-leaf select": (x * 2)[0],
+        "detach": x.detach(), "clone": x.clone(), "reshape copy": x.t().reshape(6), "no_grad view": no_grad_view,
+        "view of a plain tensor": plain[0], "view of a view": x[1:][0], "normal view made in inference mode":
+        normal_view_in_inference, "inference view inside": inference_view_inside,
+        "inference view outside": inference.view(6), "expand": lib.ones(1, 3).expand(2, 3),
+    }
+
+
+def test_is_view_answers_as_torchs():
+    """torch's is_view: views autograd tracks; an inference tensor's view is none (it has no autograd
+    metadata), a detach or a copy neither."""
+    assert_same(lambda lib: {name: t._is_view() for name, t in views(lib).items()})
+
+
+def test_all_matches_torch():
+    def scenario(lib):
+        x = lib.tensor([[1.0, 0.0, 2.0], [3.0, 4.0, 5.0]], requires_grad=True)
+        return (x.all(), (x > -1).all(), x.all(1), x.all(0, keepdim=True), x.all(dim=-1), lib.all(x > 0),
+                x.all().requires_grad, x.all().dtype, lib.ones(0).all(), outcome(x.all, 2))
     assert_same(scenario)

@@ -26,10 +26,21 @@ import nbformat
 import pytest
 
 from grader.build import ROOT
+from grader import verdicts
 from grader.verdicts import DENIALS
 
 
 # --- submissions ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unguarded(monkeypatch):
+    """The first layer off: no static check, and the learner's cells compiled as the torch run's (no
+    guards, every builtin)."""
+    compiled = verdicts.compiled
+    monkeypatch.setattr(verdicts, "violation", lambda tree, where: None)
+    monkeypatch.setattr(verdicts, "compiled", lambda cells, numbers, exercise, guarded:
+                        compiled(cells, numbers, exercise, guarded=False))
 
 
 def flagged(construct, cell, line):
@@ -49,7 +60,6 @@ def max_score(root, exercise):
 def graded_exercise(where, exercise):
     """(folder, source notebook, reference solutions, torch's expected results) of ``exercise``'s
     solutions, copied into ``where``: what in-process grading (``verdicts.run``) takes."""
-    from grader import verdicts
     from grader.devices import grading_device
 
     folder = where / exercise

@@ -13,7 +13,7 @@ import pytest
 from grader import verdicts
 from grader.build import ROOT
 from grader.inside.graded_code import definitions, violation
-from support import flagged, graded_exercise
+from support import flagged, graded_exercise, unguarded  # noqa: F401 - a fixture
 
 EXERCISE = "ex3_freeing"
 PART = "BackwardFunction-_release_saved"
@@ -249,6 +249,40 @@ def test_a_part_keeps_a_record_of_its_own_naming_but_sets_nothing_of_minigrads()
     assert [(kind, construct) for kind, construct, *_ in denied] == [("base", "class Refilled(Exception)")]
 
 
+def test_a_container_minigrad_keeps_is_read_only_to_graded_code():
+    """A tensor's hooks, a node's metadata, an AccumulateGrad's hooks by output: graded code reading one
+    gets a read-only copy (lists as tuples, dicts as mapping proxies, the containers inside frozen too),
+    so that no item write, no method and no trusted function it is handed to (``heapq.heappush``)
+    changes minigrad's; where the part keeps its own state in one (exercise 6: an optimizer's), the
+    policy's writes give it as it is."""
+    import heapq
+    import sys
+
+    import minigrad
+    from grader.inside.guards import Guards
+    from grader.inside.policy import POLICIES
+
+    guarded = Guards(POLICIES["ex3_freeing"], lambda *where: None, set(), sys._getframe)
+    leaf = minigrad.tensor([1.0], requires_grad=True)
+    leaf.register_hook(abs)
+    node = (leaf * 2).grad_fn
+    hooks, metadata = guarded.getattr(leaf, "_hooks"), guarded.getattr(node, "metadata")
+    by_output = guarded.getattr(node.next_functions[0][0], "_tensor_pre_hooks")
+    with pytest.raises(TypeError):
+        heapq.heappush(hooks, abs)
+    with pytest.raises(TypeError):
+        heapq.heappush(by_output[0], abs)
+    with pytest.raises(AttributeError):
+        guarded.getattr(hooks, "append")
+    with pytest.raises(TypeError):
+        guarded.write(metadata)["planted"] = 1  # Python refuses it: an honest bug's cost, not a denial
+    assert leaf._hooks == [abs] and node.metadata == {} and node.next_functions[0][0]._tensor_pre_hooks == {0: [abs]}
+    training = Guards(POLICIES["ex6_training"], lambda *where: None, set(), sys._getframe)
+    optimizer = minigrad.optim.SGD([leaf], lr=0.1)
+    assert training.getattr(optimizer, "state") is optimizer.state
+    assert training.getattr(optimizer, "param_groups") is optimizer.param_groups
+
+
 # The second layer: the grading process's audit hook (harness.watch), tested with the guards off —
 # the learner's cells compiled as plain Python, in a namespace with every builtin.
 AUDITED = {  # (the body of _release_saved, the audited event, its line in the cell)
@@ -266,16 +300,6 @@ AUDITED = {  # (the body of _release_saved, the audited event, its line in the c
     "gc-walk": ("import gc\ngc.get_objects()", "gc.get_objects", 3),
     "caught": ("try:\n    open('/etc/hostname')\nexcept BaseException:\n    pass", "open /etc/hostname", 3),
 }
-
-
-@pytest.fixture
-def unguarded(monkeypatch):
-    """The first layer off: no static check, and the learner's cells compiled as the torch run's (no
-    guards, every builtin)."""
-    compiled = verdicts.compiled
-    monkeypatch.setattr(verdicts, "violation", lambda tree, where: None)
-    monkeypatch.setattr(verdicts, "compiled", lambda cells, numbers, exercise, guarded:
-                        compiled(cells, numbers, exercise, guarded=False))
 
 
 @pytest.mark.parametrize("attack", sorted(AUDITED))

@@ -9,7 +9,7 @@ import torch
 
 from grader import verdicts
 from grader.inside import kernel_process
-from support import graded_exercise
+from support import graded_exercise, unguarded  # noqa: F401 - a fixture
 
 if not torch.cuda.is_available():  # before Triton is imported, as in tests/engine/test_kernels.py
     os.environ["TRITON_INTERPRET"] = "1"
@@ -35,7 +35,29 @@ def grade(exercise, solutions):
 
 
 def test_the_reference_gets_full_marks_from_the_kernel_process(exercise):
+    """Under the audit hook (harness.watch), which ``@triton.jit`` passes: it reads the kernel's code
+    and source once, as a trusted reader."""
     assert grade(exercise, {}) == {test: (True, "") for test in exercise[3] if not test.startswith("_")}
+
+
+@pytest.mark.parametrize("line, event", [
+    # the escape Triton's interpreter offered (it recompiles a function's text), called directly
+    ("InterpretedFunction(reach)[(1,)]()", "object.__getattr__"),
+    ("compile('1', 'mine', 'eval')", "compile"),
+    ("open('/etc/hostname')", "open /etc/hostname"),
+])
+def test_with_the_guards_off_the_audit_hook_ends_a_kernel_escape_not_graded(exercise, unguarded, line, event):
+    """Exercise 9 has the second layer too: with the first off, what a Triton import offers graded code
+    (its interpreter, already imported in the grading process) ends the run."""
+    reference = exercise[2]["Softmax"]
+    escape = reference.replace("        data = x._data\n", f"        {line}\n        data = x._data\n", 1)
+    escape = "from triton.runtime.interpreter import InterpretedFunction\n" + escape + "\n\ndef reach():\n    pass\n"
+    with pytest.raises(verdicts.NotGraded) as stopped:
+        grade(exercise, {"Softmax": escape})
+    inserted = escape.splitlines().index(f"        {line}") + 1
+    assert str(stopped.value) == (f"graded code {verdicts.DENIALS['audit']} at cell {exercise[4]['Softmax']} "
+                                  f"line {inserted} (flagged: tried while it ran)")
+    assert stopped.value.detail == f"`{event}`"
 
 
 def test_a_name_tritons_interpreter_plants_in_the_learners_namespace_reaches_nothing(exercise):

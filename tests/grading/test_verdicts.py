@@ -186,13 +186,14 @@ def test_graded_code_keeps_what_minigrad_code_needs(code):
 
 
 def test_the_learners_definitions_come_with_their_text():
-    """Exercise 9's kernels are sent to their process as text, which ``inspect`` finds: the definitions
-    of a solution cell reach the grading process with their text (and nothing else of the cell does).
-    (Exercise 9 has no audit hook, which would refuse ``inspect``'s reads in a test cell.)"""
-    plan = [{"kind": "solution", "id": "part", "source": "def helper(lib):\n    return 1\nprint('dropped')"},
-            {"kind": "test", "id": "t", "source": "import inspect\ncheck('source', lambda lib: inspect.getsource(helper))"}]
-    assert verdicts.run(ROOT / "solutions" / "ex9_gpu_kernel", plan, "minigrad")["t"]["checks"] == [["source", "def helper(lib):\n    return 1\n", False,
-                                                                     []]]
+    """Exercise 9's kernels are sent to their process as text, which ``@triton.jit`` finds with
+    ``inspect`` (a reader the audit hook allows): the definitions of a solution cell reach the grading
+    process with their text (and nothing else of the cell does)."""
+    plan = [{"kind": "solution", "id": "part", "source": "import triton\nimport triton.language as tl\n"
+             "@triton.jit\ndef kernel(x_ptr):\n    tl.store(x_ptr, 1)\nprint('dropped')"},
+            {"kind": "test", "id": "t", "source": "check('source', lambda lib: kernel._source['text'])"}]
+    assert verdicts.run(ROOT / "solutions" / "ex9_gpu_kernel", plan, "minigrad")["t"]["checks"] == [
+        ["source", "@triton.jit\ndef kernel(x_ptr):\n    tl.store(x_ptr, 1)\n", False, []]]
 
 
 def test_an_exercise_whose_modules_are_missing_is_not_graded(tmp_path):

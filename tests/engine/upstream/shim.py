@@ -98,18 +98,14 @@ class TestCase(unittest.TestCase):
 
 @contextlib.contextmanager
 def set_warn_always_context(enabled):
-    """Warnings that torch gives once per process are given every time in the block.
-    minigrad's one such warning is backward(create_graph=True)'s, kept in ``_warned_create_graph``."""
-    once = minigrad.autograd.api._warned_create_graph
-    kept, previous = list(once), _storage_lib.is_warn_always_enabled()
+    """Warnings that torch gives once per process are given every time in the block (minigrad's
+    set_warn_always is torch's flag, so one switch serves both libraries)."""
+    previous = _storage_lib.is_warn_always_enabled()
     _storage_lib.set_warn_always(enabled)
-    if enabled:
-        once.clear()
     try:
         yield
     finally:
         _storage_lib.set_warn_always(previous)
-        once[:] = kept
 
 
 @contextlib.contextmanager

@@ -1,0 +1,121 @@
+"""What ``Function.apply`` makes of the outputs of a user's forward, as torch's custom_function.cpp
+(``_process_backward_mode_ad``) does: which output gets the node, which is a view of an input,
+which is an input changed in place (``ctx.mark_dirty``), which has no gradient
+(``ctx.mark_non_differentiable``); and torch's checks of ``mark_dirty``, word for word.
+
+Imported by function.py, which assigns ``Tensor`` here once it exists (as for saved_tensors.py).
+"""
+import warnings
+
+import torch
+
+from . import grad_mode
+
+Tensor = None
+"""minigrad's Tensor, assigned by function.py (importing it here would close a second cycle)."""
+
+ERR_DIRTY_NOT_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                       "mutated should be passed to ctx.mark_dirty().")
+ERR_DIRTY_NOT_RETURNED = ("Some elements marked as dirty during the forward method were not returned as output. The "
+                          "inputs that are modified inplace must all be outputs of the Function.")
+ERR_DIRTY_VIEW_OF_MANY = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
+    "more than one Tensor. This is not supported by the current autograd engine. You should either make sure "
+    "the input is not a view (using .clone() for example) or make your Function only return one Tensor "
+    "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
+    "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
+    "need help to do this change.")
+
+
+class OutputInfo:
+    """What backward needs to know of one tensor output: zeros of its shape replace a missing gradient."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, data):
+        self.shape, self.dtype, self.device = data.shape, data.dtype, data.device
+
+
+def wrap_outputs(ctx, record, inputs, out):
+    """The outputs of a Function whose forward returned minigrad tensors or a tuple: each tensor
+    output gets the node as grad_fn (``output_nr``: its position), unless marked non-differentiable;
+    a tensor marked dirty is itself the output (moved onto the node, as an in-place op moves it, its
+    base onto a CopySlices node when it is a view); an input returned as it is comes back as a view
+    of it; with no node, a view made in forward comes back as it is; other values pass through.
+
+    Every tensor marked dirty has its version bumped first, returned or not (torch's ``_mark_dirty``),
+    and must be among the outputs."""
+    outputs = out if isinstance(out, tuple) else (out,)
+    dirty = {id(t): t for t in ctx._dirty}.values()
+    ctx._dirty = ()  # torch lets go of them here too: a view marked dirty and its node would hold each other
+    for tensor in dirty:
+        if tensor._version_counter is not None:  # an inference tensor has none to bump
+            tensor._version_counter.version += 1
+    results, infos = [], []
+    for output_nr, value in enumerate(outputs):
+        if isinstance(value, torch.Tensor):
+            value = Tensor(value)
+        if not isinstance(value, Tensor):
+            results.append(value)
+            infos.append(None)
+            continue
+        dirty_view = False
+        is_input = any(value is i for i in inputs)
+        first = next(i for i, earlier in enumerate(outputs) if earlier is outputs[output_nr])
+        if first < output_nr:
+            result = results[first]  # the same tensor twice is one output, in the last place, as in torch
+        elif any(value is d for d in dirty):
+            dirty_view = record and _check_dirty(value, is_input, len(outputs))
+            result = value
+        elif not record and value._view is not None and not is_input:
+            result = value
+            value._view.creation_mode = "function"
+        elif is_input or value._view is not None or value._grad_fn is not None:
+            source = value
+            result = Tensor(source._data)
+            if is_input:
+                result._become_view_of(source)
+            else:
+                result._version_counter = source._version_counter
+        else:
+            result = value
+        differentiable = not any(value is n for n in ctx._non_differentiable)
+        if dirty_view:
+            result._edited_in_place_by(ctx)
+        elif record and differentiable:
+            result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
+        elif not differentiable:
+            result._requires_grad = False
+        if grad_mode._state.inference and result._view is None:
+            result._is_inference, result._version_counter = True, None
+        results.append(result)
+        infos.append(OutputInfo(result._data))
+    if not all(any(tensor is output for output in outputs) for tensor in dirty):
+        raise RuntimeError(ERR_DIRTY_NOT_RETURNED)
+    if record:
+        if len(outputs) > 1 or ctx._non_differentiable:
+            ctx._outputs = infos
+        if ctx._to_save:
+            ctx._save(outputs, results)
+    return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+def _check_dirty(tensor, is_input, output_count):
+    """A tensor a recorded Function changed in place, checked as torch checks it: not a leaf that
+    requires grad; an input (a view that is not one is refused, anything else is only warned about);
+    a view only of a Function with one output. Whether it is such a view, which the edit rebases as
+    an in-place op's view (``Tensor._edited_in_place_by``)."""
+    # A leaf. Not ``tensor.grad_fn``: on a view edited in forward, that would rebuild the view's node
+    # on its base's node of now, which the rebase below is about to replace.
+    if tensor.requires_grad and tensor._grad_fn is None and tensor._view is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+    view = tensor._view
+    if not is_input:
+        if view is not None:
+            raise RuntimeError(ERR_DIRTY_NOT_INPUT)
+        warnings.warn(ERR_DIRTY_NOT_INPUT)
+    if view is None:
+        return False
+    if output_count > 1:
+        raise RuntimeError(ERR_DIRTY_VIEW_OF_MANY)
+    return True
