@@ -217,10 +217,8 @@ class Tensor(TensorOps):
     # END EXERCISE 5
 
     def detach_(self):
-        """Out of the graph in place. Refused on a view, as in torch: a view's grad_fn follows its base
-        (an edit of the base gives it a new one), so it can't be taken out alone."""
-        if self._view is not None:
-            raise RuntimeError(views.ERR_DETACH_VIEW)
+        """Out of the graph in place; refused on a view (``views.check_detach``), as in torch."""
+        views.check_detach(self)
         self._grad_fn = None
         self._requires_grad = False
         return self

@@ -32,6 +32,13 @@ ERR_DETACH_VIEW = (
 )
 
 
+def check_detach(tensor):
+    """torch refuses ``detach_()`` on a view: a view's grad_fn follows its base (an edit of the base
+    gives it a new one, ``rebuilt_grad_fn``), so it can't be taken out of the graph alone."""
+    if tensor._view is not None:
+        raise RuntimeError(ERR_DETACH_VIEW)
+
+
 def creation_error(view, indirect):
     """torch's message for a view made with grad mode off that is, or whose memory was, edited in place.
     Creation mode "function": a view a custom Function made in its forward (always with grad mode
