@@ -266,6 +266,41 @@ def run_node_observed(node, grads, retain_graph):
     return _call_post_hooks(node, outputs, grad_outputs) if node._post_hooks else outputs
 
 
+class GraphTask:
+    """One run of the engine (torch's GraphTask), ``grad_mode._state.graph_task`` while it runs: what
+    code called from inside a backward (hooks, a custom backward) may ask of it or hand it."""
+
+    def __init__(self, roots, needed, captured):
+        self.roots, self.needed, self.captured = roots, needed, captured
+        self.final_callbacks = []
+        self._nodes_in_graph = None
+
+    def queue_callback(self, callback):
+        """``Variable._execution_engine.queue_callback``: run ``callback()`` once every node has run."""
+        self.final_callbacks.append(callback)
+
+    def run_final_callbacks(self):
+        """In the order they were queued, those a callback queues included; the first error stops them."""
+        for callback in self.final_callbacks:
+            callback()
+
+    def will_execute(self, node):
+        """torch's ``_will_engine_execute_node``: whether ``node`` is in this graph (reachable from its
+        roots) and, where only part of it runs (autograd.grad, backward's ``inputs=``), among the
+        nodes that run or whose gradient is captured. A captured leaf is refused, as in torch."""
+        if self._nodes_in_graph is None:
+            roots = [n for n, _ in self.roots if n is not None]
+            self._nodes_in_graph = set(compute_dependencies(roots)) | set(roots)
+        if node not in self._nodes_in_graph:
+            return False
+        if self.needed is None:
+            return True
+        if node in self.captured and all(n is None for n, _ in node.next_functions):
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently "
+                               "running autograd.grad(). This is currently not supported.")
+        return node in self.needed or node in self.captured
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, observer=None, inputs=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
@@ -329,11 +364,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
                                 inputs)
     previous = state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth, hooks
-    state.grad_enabled, state.graph_task = create_graph, object()
+    task = GraphTask(roots, needed, targets if captures is not None else ())
+    state.grad_enabled, state.graph_task = create_graph, task
     state.checkpoint_valid = state.checkpoint_valid and needed is None
     state.reentrant_depth += reentrant
     try:
         backprop(roots, root_grads, call if observer is None else observed)
+        task.run_final_callbacks()
     finally:
         (state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth,
          state.saved_tensors_hooks) = previous

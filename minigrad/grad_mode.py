@@ -15,7 +15,8 @@ class _State(threading.local):
     saved_tensors_hooks_disabled = None
     """The message ``autograd.graph.disable_saved_tensors_hooks`` refuses new hooks with, while in force."""
     graph_task = None
-    """A token of the backward that runs (torch's graph task): checkpoint recomputes once in each."""
+    """The backward that runs (``engine.GraphTask``): checkpoint recomputes once in each; final
+    callbacks and multi-grad hooks ask it what runs."""
     checkpoint_valid = True
     """False inside a backward that runs only part of the graph (autograd.grad, backward(inputs=)), or
     inside one such: the reentrant checkpoint refuses to run there, as in torch."""

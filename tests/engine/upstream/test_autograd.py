@@ -11,12 +11,14 @@ tensor and node hooks, retain_grad, detach, grad modes, custom Functions, gradch
 hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting added: backward's
 ``inputs=``, post-accumulate-grad hooks, ``torch.is_inference``, autograd.grad's
 ``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
-``Tensor.all``, ``Tensor._is_view``, hooks on one saved entry (``grad_fn._raw_saved_*``),
-``disable_saved_tensors_hooks``, sin, cos, narrow and select. 225 tests are in it and restated below,
+``Tensor.all``, ``Tensor._is_view``, final callbacks (``Variable._execution_engine.queue_callback``),
+``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
+autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
+``disable_saved_tensors_hooks``, sin, cos, narrow and select. 238 tests are in it and restated below,
 each under its upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
 ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``).
-The other 292 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse,
+The other 279 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse,
 complex and nested tensors, the profiler, ops outside minigrad's list such as chunk or var_mean,
 torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -61,6 +63,7 @@ InplaceFunction = torch.autograd.function.InplaceFunction
 gradcheck, gradgradcheck = torch.autograd.gradcheck, torch.autograd.gradgradcheck
 checkpoint = torch.utils.checkpoint.checkpoint
 detect_anomaly = torch.autograd.detect_anomaly
+GradientEdge = torch.autograd.graph.GradientEdge
 inf = math.inf
 
 
@@ -500,6 +503,42 @@ class TestAutograd(TestCase):
             torch.autograd.grad(outputs=[combined], grad_outputs=[wrong], inputs=[x], create_graph=True)
         self.assertEqual(str(raised.exception), f"Mismatch in shape: grad_output[0] has a shape of {wrong.shape} and "
                                                 f"output[0] has a shape of {combined.shape}.")
+
+    def test_grad_to_node_inplace(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        before = torch.autograd.graph.get_gradient_edge(x)
+        x *= 2  # x moves on to a new grad_fn; the edge stays where x was
+        g_before, g_now = torch.autograd.grad(x.sum(), (before, x))
+        self.assertEqual(g_before, 2 * torch.ones_like(x))
+        self.assertEqual(g_now, torch.ones_like(x))
+
+    def test_grad_to_node_multi(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        y = torch.rand(2, requires_grad=True).clone()
+        out = x + y
+        expected = torch.autograd.grad(out.sum(), (x, y), retain_graph=True)
+        edges = (GradientEdge(x.grad_fn, x.output_nr), GradientEdge(y.grad_fn, y.output_nr))
+        self.assertEqual(torch.autograd.grad(out.sum(), edges), expected)
+
+    def test_grad_to_node_materialize(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        y = torch.rand(2, requires_grad=True).clone()
+        edge_x, edge_y = GradientEdge(x.grad_fn, x.output_nr), GradientEdge(y.grad_fn, y.output_nr)
+        out = x.clone()
+        torch.autograd.grad(out.sum(), (edge_x, y), allow_unused=True, materialize_grads=True)
+        torch.autograd.grad(out.sum(), (x, y), allow_unused=True, materialize_grads=True)
+        torch.autograd.grad(out.sum(), (x, edge_y), allow_unused=True)
+        with self.assertRaisesRegex(RuntimeError, "materialize_grads cannot be used when the given input is a "
+                                                  "GradientEdge"):
+            torch.autograd.grad(out.sum(), (x, edge_y), allow_unused=True, materialize_grads=True)
+
+    def test_backward_to_node(self):
+        x = torch.rand(2, requires_grad=True).clone()
+        y = torch.rand(2, requires_grad=True).clone()
+        edge_x, edge_y = GradientEdge(x.grad_fn, x.output_nr), GradientEdge(y.grad_fn, y.output_nr)
+        out = x.clone()
+        for inputs in ((edge_x, y), (x, y), (x, edge_y), (edge_x, edge_y)):
+            torch.autograd.backward(out.sum(), inputs=inputs)  # out's graph saves nothing: it runs again
 
     def test_grad_nonleaf(self):
         start = torch.randn(2, 2, requires_grad=True)
@@ -2658,6 +2697,93 @@ class TestAutograd(TestCase):
         for p, q in zip(plain.parameters(), checkpointed.parameters()):
             self.assertEqual(q.grad, p.grad)
 
+    # --- final callbacks ------------------------------------------------------------------------------
+
+    def test_callback_adds_callback(self):
+        called = [0]
+        engine = torch.autograd.Variable._execution_engine
+
+        def last():
+            called[0] += 1
+
+        def queues_another():
+            called[0] += 1
+            engine.queue_callback(last)
+
+        class QueuesOnBackward(Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad):
+                engine.queue_callback(queues_another)
+                return grad
+
+        QueuesOnBackward.apply(torch.rand((3, 3), requires_grad=True)).sum().backward()
+        self.assertEqual(called[0], 2)
+
+    def test_callback_propagates_errors_from_device_thread(self):
+        if not TEST_CUDA:
+            self.skipTest("test requires CUDA")
+
+        def fails():
+            raise RuntimeError("blah")
+
+        t = torch.tensor([1.0, 2.0], requires_grad=True, device=torch.device("cuda"))
+        t.register_hook(lambda *args: torch.autograd.Variable._execution_engine.queue_callback(fails))
+        with self.assertRaisesRegex(RuntimeError, "blah"):
+            (t ** 2).sum().backward()
+
+    def _test_reentrant_with_callbacks(self, depths):
+        """A backward whose node runs a backward of its own; each queues a callback at the depths given."""
+        counter = {"outer": 0, "inner": 0}
+        engine = torch.autograd.Variable._execution_engine
+
+        def count(which):
+            counter[which] += 1
+
+        class Inner(Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad):
+                if 1 in depths:
+                    engine.queue_callback(lambda: count("inner"))
+                return grad
+
+        class Outer(Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t
+
+            @staticmethod
+            @once_differentiable
+            def backward(ctx, grad):
+                if 0 in depths:
+                    engine.queue_callback(lambda: count("outer"))
+                inner = grad.detach().requires_grad_()
+                with torch.enable_grad():
+                    out = Inner.apply(inner).sum()
+                out.backward()
+                return grad
+
+        torch.autograd.backward([Outer.apply(torch.rand((3, 3), requires_grad=True)).sum()])
+        return counter
+
+    def test_reentrant_with_callbacks_depth_0(self):
+        self.assertEqual(self._test_reentrant_with_callbacks([0]), {"outer": 1, "inner": 0})
+
+    def test_reentrant_with_callbacks_depth_1(self):
+        self.assertEqual(self._test_reentrant_with_callbacks([1]), {"outer": 0, "inner": 1})
+
+    def test_reentrant_with_callbacks_both_depths(self):
+        self.assertEqual(self._test_reentrant_with_callbacks([0, 1]), {"outer": 1, "inner": 1})
+
     # --- backward inside hooks ----------------------------------------------------------------------
 
     def test_reentrant_with_leaf_variable_hook(self):
@@ -3302,6 +3428,56 @@ class TestAutograd(TestCase):
         x = torch.tensor(1.0, requires_grad=True)
         (x * torch.randn(2, 2, device="cuda")).sum().backward()
 
+    def test_multi_grad_any_hooks(self):
+        hook_order, any_hook_handles, next_id = [], [], [0]
+
+        def hook_with_id():
+            hook_id, next_id[0] = next_id[0], next_id[0] + 1
+            return lambda *unused: hook_order.append(hook_id)
+
+        class MultiOutputModule(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(3, 3)
+
+            def forward(self, x):
+                z = self.lin(x)
+                out = torch.sin(z), torch.cos(z)
+                z.register_hook(hook_with_id())
+                any_hook_handles.append(torch.autograd.graph.register_multi_grad_hook(out, hook_with_id(), mode="any"))
+                return out
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mod1 = MultiOutputModule()
+                self.mod2 = MultiOutputModule()
+
+            def forward(self, x):
+                y = self.mod1(x)
+                return self.mod2(y[0] + y[1])
+
+        model = Model()  # any-hooks get ids 1 and 3, the tensor hooks 0 and 2
+        inp = torch.randn((2, 3))
+        out = model(inp)
+        (out[0] + out[1]).sum().backward()
+        self.assertEqual(len(any_hook_handles), 2)
+        self.assertEqual(hook_order, [3, 2, 1, 0])  # each any-hook once, before its module's tensor hook
+
+        next_id[0] = 0
+        hook_order.clear()
+        any_hook_handles.clear()
+        out = model(inp)
+        for handle in any_hook_handles:
+            handle.remove()
+        (out[0] + out[1]).sum().backward()
+        self.assertEqual(hook_order, [2, 0])  # removed, an any-hook does not run
+
+    def test_multi_grad_hooks_invalid_mode(self):
+        t1, t2 = torch.rand(2, requires_grad=True), torch.rand(2, requires_grad=True)
+        with self.assertRaisesRegex(ValueError, r"Expects mode to be one of \('all', 'any'\) but got foo"):
+            torch.autograd.graph.register_multi_grad_hook((t1, t2), lambda _: None, mode="foo")
+
     def test_setup_context_when_forward_has_default_args(self):
         class Pow(Function):
             @staticmethod
@@ -3924,6 +4100,74 @@ class TestMultithreadAutograd(TestCase):
             self.assertEqual(grads[0], t + 3.5)
 
         self._run_py_multithread_fn(grad_of, (x,))
+
+    def _fails_once(self):
+        """A Function whose backward fails the first time it runs, in whichever thread that is."""
+        calls, lock = [0], threading.Lock()
+
+        class FailsOnce(Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t
+
+            @staticmethod
+            def backward(ctx, grad):
+                with lock:
+                    calls[0] += 1
+                    if calls[0] == 1:
+                        raise RuntimeError("error message")
+                return grad
+
+        return FailsOnce
+
+    def _backward_in_threads(self, out, t2, t3):
+        """Five threads run ``out.backward(inputs=(t2, t3))`` at once; how many of them failed."""
+        errors, lock = [0], threading.Lock()
+
+        def run():
+            try:
+                out.backward(inputs=(t2, t3), retain_graph=True)
+            except RuntimeError:
+                with lock:
+                    errors[0] += 1
+
+        self._run_py_multithread_fn(run, num_threads=5)
+        return errors[0]
+
+    def test_multi_grad_all_hooks(self):
+        t1, t2, t3, t4 = (torch.rand(2, requires_grad=True) for _ in range(4))
+        seen, lock = [], threading.Lock()
+
+        def hook(grads):
+            with lock:
+                seen.append([g is not None for g in grads])
+
+        handle = torch.autograd.graph.register_multi_grad_hook((t1, t2, t3, t4), hook)
+        self.assertEqual(self._backward_in_threads((t2 * t3).sum(), t2, t3), 0)
+        self.assertEqual(seen, [[False, True, True, False]] * 5)  # once per backward
+
+        seen.clear()
+        errors = self._backward_in_threads((self._fails_once().apply(t2) * t3).sum(), t2, t3)
+        self.assertEqual(errors, 1)
+        self.assertEqual(seen, [[False, True, True, False]] * 4)  # the failed backward never completes
+        handle.remove()
+
+    def test_multi_grad_any_hooks(self):
+        t1, t2, t3, t4 = (torch.rand(2, requires_grad=True) for _ in range(4))
+        count, lock = [0], threading.Lock()
+
+        def hook(grad):
+            with lock:
+                count[0] += 1
+
+        torch.autograd.graph.register_multi_grad_hook((t1, t2, t3, t4), hook, mode="any")
+        self.assertEqual(self._backward_in_threads((t2 * t3).sum(), t2, t3), 0)
+        self.assertEqual(count[0], 5)
+
+        count[0] = 0
+        errors = self._backward_in_threads((self._fails_once().apply(t2) * t3).sum(), t2, t3)
+        self.assertEqual(errors, 1)
+        self.assertEqual(count[0], 5)  # t3's gradient arrives before the Function's backward fails
 
     def test_python_thread_in_middle(self):
         outcomes = [0, 0]
