@@ -72,8 +72,9 @@ def _with_out(name):
 
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
-    sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
-    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill""".split())
+    sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
+    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill narrow
+    select""".split())
 globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 

@@ -13,6 +13,7 @@ node saved. An ``observer`` given to ``run_backward`` is handed each node as it 
 """
 import heapq
 import sys
+import threading
 import warnings
 
 import torch
@@ -330,6 +331,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
                 slot.append(grad)
 
     def call(node, grads):
+        # Each node runs under the saved-tensor hooks in force when backward started, as in torch (its
+        # ThreadLocalStateGuard): hooks an unpack hook entered or left end with the node.
+        state.saved_tensors_hooks = hooks
         if needed is not None and node not in needed:
             if captures is not None and node in targets:
                 if node._tensor_pre_hooks or node._retains_grad_hooks:
@@ -354,12 +358,47 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return observer(node, grads, lambda: call(node, grads))
 
     state = grad_mode._state
-    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid
+    hooks = state.saved_tensors_hooks
+    reentrant = state.graph_task is not None
+    if reentrant and state.reentrant_depth >= MAX_DEPTH:
+        return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
+                                inputs)
+    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth, hooks
     task = GraphTask(roots, needed, targets if captures is not None else ())
     state.grad_enabled, state.graph_task = create_graph, task
     state.checkpoint_valid = state.checkpoint_valid and needed is None
+    state.reentrant_depth += reentrant
     try:
         backprop(roots, root_grads, call if observer is None else observed)
         task.run_final_callbacks()
     finally:
-        state.grad_enabled, state.graph_task, state.checkpoint_valid = previous
+        (state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth,
+         state.saved_tensors_hooks) = previous
+
+
+MAX_DEPTH = 60
+"""torch's engine (engine.h's MAX_DEPTH): a backward called inside a node's backward (reentrant) runs
+on the calling thread's stack, up to this many deep; the next one runs on a fresh thread, whose
+stack is empty, while the caller waits. So 2000 nested backwards stay within Python's recursion limit
+on every thread (some 8 frames each: 60 deep is under 500)."""
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread with this thread's autograd state (grad mode, saved-tensor hooks,
+    the running backward; torch's thread-local state travels with its graph task), depth 0; the
+    caller waits, and gets its result or its error."""
+    state, outcome = dict(vars(grad_mode._state)), {}
+
+    def run():
+        vars(grad_mode._state).update(state, reentrant_depth=0)
+        try:
+            outcome["result"] = fn(*args)
+        except BaseException as error:  # handed to the waiting caller, which raises it
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name="minigrad reentrant backward")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]

@@ -91,10 +91,16 @@ def _from_one_root(roots, grads):
 
 
 def _roots(outputs):
+    """The edges backward starts from, checked as torch checks them: ``requires_grad`` as a view answers
+    it (its base's, now), then an edge to a node: a view whose base came to require grad by an in-place
+    op gets its grad_fn then; one whose memory was not edited has none, and is refused."""
+    edges = []
     for i, out in enumerate(outputs):
-        if not out._requires_grad:
+        edge = out._gradient_edge() if out.requires_grad else (None, 0)
+        if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return [out._gradient_edge() for out in outputs]
+        edges.append(edge)
+    return edges
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

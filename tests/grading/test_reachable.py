@@ -176,6 +176,9 @@ for _name in "apply name save_for_backward mark_dirty mark_non_differentiable se
     REVIEWED[f"minigrad.function.BackwardFunction.{_name}"] = "torch's ctx API, bound to a node"
 REVIEWED.update({f"minigrad.function.Node.{name}": "torch's Node API, bound to a node"
                  for name in ("register_hook", "register_prehook")})
+REVIEWED["minigrad.saved_tensors.RawSaved.register_hooks"] = (
+    "torch's SavedTensor API (grad_fn._raw_saved_*), bound to one entry a node saved: hooks on it, as a node's "
+    "register_hook puts hooks on the node")
 
 def reviewed(name, patterns):
     """Whether a pattern matches ``name``, its ``*`` standing for one part of the dotted name (so
