@@ -75,9 +75,9 @@ def _with_out(name):
 
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
-    sum mean max exp log relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
-    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill
-    unbind chunk diagonal repeat""".split())
+    sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
+    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill narrow
+    select unbind chunk diagonal repeat""".split())
 globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 

@@ -13,6 +13,7 @@ node saved. An ``observer`` given to ``run_backward`` is handed each node as it 
 """
 import heapq
 import sys
+import threading
 import warnings
 
 import torch
@@ -268,6 +269,41 @@ def run_node_observed(node, grads, retain_graph):
     return _call_post_hooks(node, outputs, grad_outputs) if node._post_hooks else outputs
 
 
+class GraphTask:
+    """One run of the engine (torch's GraphTask), ``grad_mode._state.graph_task`` while it runs: what
+    code called from inside a backward (hooks, a custom backward) may ask of it or hand it."""
+
+    def __init__(self, roots, needed, captured):
+        self.roots, self.needed, self.captured = roots, needed, captured
+        self.final_callbacks = []
+        self._nodes_in_graph = None
+
+    def queue_callback(self, callback):
+        """``Variable._execution_engine.queue_callback``: run ``callback()`` once every node has run."""
+        self.final_callbacks.append(callback)
+
+    def run_final_callbacks(self):
+        """In the order they were queued, those a callback queues included; the first error stops them."""
+        for callback in self.final_callbacks:
+            callback()
+
+    def will_execute(self, node):
+        """torch's ``_will_engine_execute_node``: whether ``node`` is in this graph (reachable from its
+        roots) and, where only part of it runs (autograd.grad, backward's ``inputs=``), among the
+        nodes that run or whose gradient is captured. A captured leaf is refused, as in torch."""
+        if self._nodes_in_graph is None:
+            roots = [n for n, _ in self.roots if n is not None]
+            self._nodes_in_graph = set(compute_dependencies(roots)) | set(roots)
+        if node not in self._nodes_in_graph:
+            return False
+        if self.needed is None:
+            return True
+        if node in self.captured and all(n is None for n, _ in node.next_functions):
+            raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently "
+                               "running autograd.grad(). This is currently not supported.")
+        return node in self.needed or node in self.captured
+
+
 def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, observer=None, inputs=None):
     """Backpropagate ``root_grads`` from the edges ``roots`` (what backward() and autograd.grad run).
 
@@ -298,6 +334,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
                 slot.append(grad)
 
     def call(node, grads):
+        # Each node runs under the saved-tensor hooks in force when backward started, as in torch (its
+        # ThreadLocalStateGuard): hooks an unpack hook entered or left end with the node.
+        state.saved_tensors_hooks = hooks
         if needed is not None and node not in needed:
             if captures is not None and node in targets:
                 if node._tensor_pre_hooks or node._retains_grad_hooks:
@@ -322,10 +361,47 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return observer(node, grads, lambda: call(node, grads))
 
     state = grad_mode._state
-    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid
-    state.grad_enabled, state.graph_task = create_graph, object()
+    hooks = state.saved_tensors_hooks
+    reentrant = state.graph_task is not None
+    if reentrant and state.reentrant_depth >= MAX_DEPTH:
+        return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
+                                inputs)
+    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth, hooks
+    task = GraphTask(roots, needed, targets if captures is not None else ())
+    state.grad_enabled, state.graph_task = create_graph, task
     state.checkpoint_valid = state.checkpoint_valid and needed is None
+    state.reentrant_depth += reentrant
     try:
         backprop(roots, root_grads, call if observer is None else observed)
+        task.run_final_callbacks()
     finally:
-        state.grad_enabled, state.graph_task, state.checkpoint_valid = previous
+        (state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth,
+         state.saved_tensors_hooks) = previous
+
+
+MAX_DEPTH = 60
+"""torch's engine (engine.h's MAX_DEPTH): a backward called inside a node's backward (reentrant) runs
+on the calling thread's stack, up to this many deep; the next one runs on a fresh thread, whose
+stack is empty, while the caller waits. So 2000 nested backwards stay within Python's recursion limit
+on every thread (some 8 frames each: 60 deep is under 500)."""
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread with this thread's autograd state (grad mode, saved-tensor hooks,
+    the running backward; torch's thread-local state travels with its graph task), depth 0; the
+    caller waits, and gets its result or its error."""
+    state, outcome = dict(vars(grad_mode._state)), {}
+
+    def run():
+        vars(grad_mode._state).update(state, reentrant_depth=0)
+        try:
+            outcome["result"] = fn(*args)
+        except BaseException as error:  # handed to the waiting caller, which raises it
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, name="minigrad reentrant backward")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]

@@ -329,6 +329,8 @@ class BackwardFunction(Node):
         """One gradient per edge: backward returns one per forward argument; keep the tensors' ones."""
         if self._outputs is not None:
             grads = self._output_grads(grads)
+        if self._forward_cls.saved_names:  # an op of torch's (a custom Function names none)
+            saved_tensors.check_not_detached(self)
         result = self._user_backward()(self, *grads)
         if type(result) is not tuple:
             result = (result,)
@@ -372,14 +374,6 @@ class BackwardFunction(Node):
                            f"(expected {expected}, got {len(result)})")
 
 
-def _saved_attribute(index):
-    """``grad_fn._saved_self`` and friends: a property of the node's class per saved tensor, as torch's
-    nodes have. (Not ``__getattr__``: Python calls it when a property raises AttributeError, which
-    would hide an unpack hook's own AttributeError, read through ``saved_tensors`` too, behind "no
-    attribute".)"""
-    return property(lambda node: node._unpack(node._saved[index]))
-
-
 class Function:
     """Base of every op and of user-defined functions, as ``torch.autograd.Function``.
 
@@ -402,7 +396,7 @@ class Function:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
-        saved = {f"_saved_{saved_name}": _saved_attribute(i) for i, saved_name in enumerate(cls.saved_names)}
+        saved = saved_tensors.attributes(cls.saved_names)
         cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,),
                                  {"_forward_cls": cls, "_node_name": name, **saved})
         cls._separate_setup = cls.setup_context is not Function.setup_context

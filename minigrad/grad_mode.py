@@ -12,11 +12,17 @@ class _State(threading.local):
     inference = False
     saved_tensors_hooks = ()
     """The stack of (pack, unpack) pairs of ``autograd.graph.saved_tensors_hooks``; the last applies."""
+    saved_tensors_hooks_disabled = None
+    """The message ``autograd.graph.disable_saved_tensors_hooks`` refuses new hooks with, while in force."""
     graph_task = None
-    """A token of the backward that runs (torch's graph task): checkpoint recomputes once in each."""
+    """The backward that runs (``engine.GraphTask``): checkpoint recomputes once in each; final
+    callbacks and multi-grad hooks ask it what runs."""
     checkpoint_valid = True
     """False inside a backward that runs only part of the graph (autograd.grad, backward(inputs=)), or
     inside one such: the reentrant checkpoint refuses to run there, as in torch."""
+    reentrant_depth = 0
+    """How many backwards run nested in this thread's stack, inside a node's backward (the engine's
+    ``current_depth``): past ``engine.MAX_DEPTH`` the next one runs on a fresh thread."""
     running_node = None
     """The node whose backward runs under anomaly mode: nodes made meanwhile record it as their parent."""
 

@@ -31,7 +31,8 @@ class SavedTensor:
     output -> node; ``unpack`` rebuilds it with ``grad_fn`` pointing back at the node.
     """
 
-    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr", "__weakref__")
+    __slots__ = ("tensor", "data", "version_counter", "saved_version", "requires_grad", "output_nr", "was_leaf",
+                 "__weakref__")
 
     def __init__(self, tensor, is_output):
         self.version_counter = tensor._version_counter
@@ -43,6 +44,7 @@ class SavedTensor:
             self.output_nr = tensor._output_nr
         else:
             self.tensor = tensor
+            self.was_leaf = tensor._grad_fn is None
 
     # BEGIN EXERCISE 4
     def unpack(self, node):
@@ -67,6 +69,15 @@ class SavedTensor:
         if self.tensor is None:
             return (self.data,)
         return () if self.tensor._is_wrapped_number else (self.tensor._data,)
+
+    def _detached_in_place(self):
+        """Whether the saved input had a grad_fn then and has none now (``detach_()`` took it)."""
+        return self.tensor is not None and not self.was_leaf and self.tensor._grad_fn is None
+
+    def _with_hooks(self, node, hooks):
+        """This entry packed by ``hooks`` (``register_hooks``): pack gets it detached, as in torch."""
+        tensor = self.tensor if self.tensor is not None else self._output(node)
+        return PackedTensor(tensor, self.tensor is None, hooks, detached=True)
 
     # BEGIN EXERCISE 4
     def _raise_modified(self, node):
@@ -122,11 +133,11 @@ class PackedTensor:
 
     __slots__ = ("packed", "unpack_hook", "is_output", "requires_grad", "edge", "__weakref__")
 
-    def __init__(self, tensor, is_output, hooks):
+    def __init__(self, tensor, is_output, hooks, detached=False):
         pack, self.unpack_hook = hooks
         self.is_output, self.requires_grad = is_output, tensor.requires_grad
         self.edge = (None, tensor._output_nr) if is_output or not tensor._requires_grad else tensor._gradient_edge()
-        self.packed = pack(tensor)
+        self.packed = _pack(pack, tensor.detach() if detached else tensor)
 
     def unpack(self, node):
         """What unpack gives back, as a tensor with the saved one's place in the graph; one that needs
@@ -161,6 +172,78 @@ def saved_output_is(node, tensor, version):
             saved.data, saved.version_counter, saved.saved_version = tensor._data, tensor._version_counter, version
             if _ledger is not None:
                 _ledger.moved(saved)
+
+
+def _pack(pack, tensor):
+    """``pack(tensor)`` with grad mode off, as torch calls it; refused if it edited ``tensor`` in place
+    (its version moved), which would change what the graph computes with."""
+    version = tensor._version_counter.version
+    with grad_mode.no_grad():
+        packed = pack(tensor)
+    if tensor._version_counter.version != version:
+        raise RuntimeError(ERR_PACK_INPLACE)
+    return packed
+
+
+ERR_PACK_INPLACE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+    "to perform in-place operations on the input to a pack hook."
+)
+ERR_DETACHED = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not supported, "
+    "please use out-of-place `.detach()` instead"
+)
+
+
+def check_not_detached(node):
+    """torch's error when an op's backward finds one of the inputs it saved detached in place since:
+    torch's generated nodes unpack their saved inputs without knowing the node, so nothing stands in
+    for the lost grad_fn. A custom Function's ``saved_tensors`` and the ``_saved_*`` attributes
+    still give the tensor, as in torch."""
+    for saved in node._saved:
+        if isinstance(saved, SavedTensor) and saved._detached_in_place():
+            raise RuntimeError(ERR_DETACHED)
+
+
+class RawSaved:
+    """``grad_fn._raw_saved_<name>`` (torch's ``torch._C._autograd.SavedTensor``): one entry a node
+    saved, on which ``register_hooks(pack_hook, unpack_hook)`` sets hooks for that entry alone, as
+    ``autograd.graph.saved_tensors_hooks`` does for every entry saved while it is in force."""
+
+    def __init__(self, node, index):
+        self._node, self._index = node, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        node, index = self._node, self._index
+        saved = node._saved[index]
+        if isinstance(saved, PackedTensor):
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        if saved is _FREED:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you "
+                "need to backward through the graph a second time or if you need to access saved variables after "
+                "calling backward.")
+        if saved is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
+        packed = saved._with_hooks(node, (pack_hook, unpack_hook))
+        node._saved = node._saved[:index] + (packed,) + node._saved[index + 1:]
+        if _ledger is not None:
+            _ledger.add(packed)
+
+
+def attributes(names):
+    """A node class's ``_saved_<name>`` (the tensor, unpacked) and ``_raw_saved_<name>`` (the entry,
+    ``RawSaved``), one of each per tensor its op saves, as torch's nodes have them. (Properties, not
+    ``__getattr__``: Python calls that when a property raises AttributeError, which would hide an
+    unpack hook's own AttributeError, read through ``saved_tensors`` too, behind "no attribute".)"""
+    found = {}
+    for index, name in enumerate(names):
+        found[f"_saved_{name}"] = property(lambda node, i=index: node._unpack(node._saved[i]))
+        found[f"_raw_saved_{name}"] = property(lambda node, i=index: RawSaved(node, i))
+    return found
 
 
 def save(tensor, is_output=False):

@@ -217,6 +217,8 @@ class Tensor(TensorOps):
     # END EXERCISE 5
 
     def detach_(self):
+        """Out of the graph in place; refused on a view (``views.check_detach``), as in torch."""
+        views.check_detach(self)
         self._grad_fn = None
         self._requires_grad = False
         return self

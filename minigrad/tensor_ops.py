@@ -115,6 +115,12 @@ class TensorOps:
     def log(self):
         return ops.Log.apply(self)
 
+    def sin(self):
+        return ops.Sin.apply(self)
+
+    def cos(self):
+        return ops.Cos.apply(self)
+
     def relu(self):
         return ops.Relu.apply(self)
 
@@ -276,6 +282,18 @@ class TensorOps:
 
     def contiguous(self):
         return self if self._data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+
+    def narrow(self, dim, start, length):
+        """``length`` entries from ``start`` along ``dim``: a slice (SliceBackward0), as in torch."""
+        self._data.narrow(dim, start, length)  # torch's errors for a dim, start or length out of range
+        dim = dim % self.dim()
+        start %= max(self.shape[dim], 1)
+        return ops.Slice.apply(self, dim, slice(start, start + length))
+
+    def select(self, dim, index):
+        """Entry ``index`` along ``dim`` (SelectBackward0), as ``self[..., index]`` gives it."""
+        self._data.select(dim, index)  # torch's errors for a dim or index out of range
+        return ops.Select.apply(self, dim % self.dim(), index)
 
     def unflatten(self, dim, sizes):
         dim = dim % max(self.dim(), 1)

@@ -29,6 +29,21 @@ _MULTI_OUTPUT = (
     "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
 
 
+ERR_DETACH_VIEW = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+    "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence detach_() "
+    "cannot be called on these gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution."
+)
+
+
+def check_detach(tensor):
+    """torch refuses ``detach_()`` on a view: a view's grad_fn follows its base (an edit of the base
+    gives it a new one, ``rebuilt_grad_fn``), so it can't be taken out of the graph alone."""
+    if tensor._view is not None:
+        raise RuntimeError(ERR_DETACH_VIEW)
+
+
 def creation_error(view, indirect):
     """torch's message for a view made with grad mode off that is, or whose memory was, edited in place.
     Creation mode "function": a view a custom Function made in its forward (always with grad mode

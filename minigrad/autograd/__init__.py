@@ -1,11 +1,14 @@
 """``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does, and
-what torch.autograd offers around them: custom Functions, gradcheck, saved-tensor hooks, anomaly mode."""
+what torch.autograd offers around them: custom Functions, gradcheck, saved-tensor hooks, anomaly mode,
+and ``Variable``, kept for its engine handle (final callbacks)."""
 from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import function, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad, prepare_backward
 from .function import Function
 from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
 
-__all__ = ["Function", "backward", "detect_anomaly", "enable_grad", "function", "grad", "gradcheck", "gradgradcheck",
-           "graph", "inference_mode", "no_grad", "prepare_backward", "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "function", "grad", "gradcheck",
+           "gradgradcheck", "graph", "inference_mode", "no_grad", "prepare_backward", "set_detect_anomaly",
+           "set_grad_enabled"]

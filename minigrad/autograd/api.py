@@ -6,21 +6,41 @@ import torch
 
 from .. import engine, releases
 from ..function import GraphRoot
+from .gradient_edge import GradientEdge
 
 __all__ = ["backward", "grad", "prepare_backward"]
 
 
 def _as_tuple(value):
-    """A tensor or a sequence of them (torch takes both) as a tuple."""
+    """A tensor or a sequence of them (torch takes both) as a tuple; a GradientEdge, a named tuple, is one."""
     if value is None:
         return ()
-    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return tuple(value) if isinstance(value, (list, tuple)) and not isinstance(value, GradientEdge) else (value,)
+
+
+def _input_edges(inputs, retain_grad=False):
+    """Where the gradient of each of ``inputs`` arrives: a tensor's edge, or a GradientEdge as given.
+    A tensor must require grad; with ``retain_grad`` (backward's inputs) it retains its grad."""
+    edges = []
+    for tensor in inputs:
+        if isinstance(tensor, GradientEdge):
+            edges.append((tensor.node, tensor.output_nr))
+            continue
+        if retain_grad:
+            tensor.retain_grad()
+        if not tensor._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(tensor._gradient_edge())
+    return edges
 
 
 def _make_grads(outputs, grad_outputs):
     """The gradient each output starts with: ones for a one-element output, else the caller's."""
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(out, GradientEdge):  # torch's makes its default gradient from metadata minigrad's nodes lack
+            raise NotImplementedError(f"output {i} is a GradientEdge: minigrad takes GradientEdges among the inputs "
+                                      "of autograd.grad and backward only, not as what they differentiate")
         if grad is None:
             if out._requires_grad:
                 if out.numel() != 1:
@@ -74,10 +94,16 @@ def _from_one_root(roots, grads):
 
 
 def _roots(outputs):
+    """The edges backward starts from, checked as torch checks them: ``requires_grad`` as a view answers
+    it (its base's, now), then an edge to a node: a view whose base came to require grad by an in-place
+    op gets its grad_fn then; one whose memory was not edited has none, and is refused."""
+    edges = []
     for i, out in enumerate(outputs):
-        if not out._requires_grad:
+        edge = out._gradient_edge() if out.requires_grad else (None, 0)
+        if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-    return [out._gradient_edge() for out in outputs]
+        edges.append(edge)
+    return edges
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -94,11 +120,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _warn_create_graph_once()
     roots, grads, retain_graph = prepare_backward(tensors, grad_tensors, retain_graph, create_graph)
     if inputs is not None:
-        for tensor in inputs:
-            tensor.retain_grad()
-            if not tensor._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-        inputs = [tensor._gradient_edge() for tensor in inputs]
+        inputs = _input_edges(inputs, retain_grad=True)
     engine.run_backward(roots, grads, retain_graph, create_graph, inputs=inputs)
 
 
@@ -151,14 +173,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    for tensor in inputs:
-        if not tensor._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    edges = _input_edges(inputs)
     grads = _make_grads(outputs, grad_outputs)
     captures = {}
     slots = []
-    for tensor in inputs:
-        slot = captures.setdefault(tensor._gradient_edge(), [])
+    for edge in edges:
+        slot = captures.setdefault(edge, [])
         slots.append(slot)
     engine.run_backward(*_from_one_root(_roots(outputs), _validated(outputs, grads)), retain_graph, create_graph,
                         captures)
@@ -173,6 +193,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if value is not None and not create_graph:
             value = value.detach()
         if value is None and materialize_grads:
+            if isinstance(inputs[i], GradientEdge):
+                raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
             value = inputs[i].new_zeros(inputs[i].shape).requires_grad_(create_graph)
         results.append(value)
     return tuple(results) if keys is None else dict(zip(keys, results))

@@ -1,9 +1,14 @@
 """``minigrad.autograd.graph``: the graph's nodes as torch names them, and saved-tensor hooks — how a
 user sees (and changes) what a graph keeps for backward."""
+import contextlib
+
 from .. import function, grad_mode
 from ..function import Node
+from .gradient_edge import GradientEdge, get_gradient_edge
+from .multi_grad import register_multi_grad_hook
 
-__all__ = ["Node", "increment_version", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
+           "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
 
 
 def increment_version(tensor):
@@ -32,10 +37,28 @@ class saved_tensors_hooks:
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self):
+        if grad_mode._state.saved_tensors_hooks_disabled is not None:
+            raise RuntimeError(grad_mode._state.saved_tensors_hooks_disabled)
         grad_mode._state.saved_tensors_hooks += ((self.pack_hook, self.unpack_hook),)
 
     def __exit__(self, *exc):
         grad_mode._state.saved_tensors_hooks = grad_mode._state.saved_tensors_hooks[:-1]
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """While in force, entering ``saved_tensors_hooks`` raises RuntimeError(error_message), for a
+    feature that can't work with them; entering it while hooks are in force raises the same. The
+    innermost message applies; on exit the one before it, if any, is back."""
+    state = grad_mode._state
+    previous = state.saved_tensors_hooks_disabled
+    try:
+        state.saved_tensors_hooks_disabled = error_message
+        if state.saved_tensors_hooks:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        state.saved_tensors_hooks_disabled = previous
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -17,7 +17,7 @@ from .arithmetic import (  # noqa: F401
 from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
 from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, mat2_grad  # noqa: F401
 from .pointwise import (  # noqa: F401
-    Abs, Clone, Exp, Log, MaskedFill, Relu, Round, Sigmoid, SigmoidBackward, Sqrt, Tanh, TanhBackward,
+    Abs, Clone, Cos, Exp, Log, MaskedFill, Relu, Round, Sigmoid, SigmoidBackward, Sin, Sqrt, Tanh, TanhBackward,
     ThresholdBackward, ToCopy, Where)
 from .reductions import Max, MaxDim, Mean, MeanDim, Sum, SumDim, Unique2, _keep_dims, _normalize_dims  # noqa: F401
 from .shapes import (  # noqa: F401

@@ -1,4 +1,4 @@
-"""Pointwise ops: exp, log, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill."""
+"""Pointwise ops: exp, log, sin, cos, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill."""
 import torch
 
 from ..function import Function, constant
@@ -41,6 +41,36 @@ class Log(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return grad / a
+
+
+class Sin(Function):
+    node_name = "SinBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a._data.sin()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a.cos()
+
+
+class Cos(Function):
+    node_name = "CosBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a._data.cos()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * -a.sin()
 
 
 class Relu(Function):

@@ -255,7 +255,8 @@ def test_non_tensor_and_non_differentiable_outputs():
     assert_same(non_tensor_and_non_differentiable_outputs)
 
 
-def mark_dirty(torch, leaf):
+def times_two_in_place(torch):
+    """A Function that doubles its input in place and marks it dirty."""
     class TimesTwoInPlace(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -267,9 +268,13 @@ def mark_dirty(torch, leaf):
         def backward(ctx, grad):
             return grad * 2
 
+    return TimesTwoInPlace
+
+
+def mark_dirty(torch, leaf):
     a = torch.tensor([1.0, 2.0], requires_grad=True)
     b = a if leaf else a * 1
-    out = TimesTwoInPlace.apply(b)
+    out = times_two_in_place(torch).apply(b)
     out.sum().backward()
     return out is b, b.grad_fn.name(), b._version, a.grad
 
@@ -546,20 +551,9 @@ def test_what_mark_dirty_accepts(kind, grad_mode):
 
 def dirty_inference_tensor(torch):
     """mark_dirty on an inference tensor, in inference mode: it has no version to bump."""
-    class TimesTwoInPlace(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            x.mul_(2)
-            ctx.mark_dirty(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
     with torch.inference_mode():
         x = torch.ones(2)
-        out = TimesTwoInPlace.apply(x)
+        out = times_two_in_place(torch).apply(x)
     return out is x, torch.is_inference(out), out
 
 

@@ -689,3 +689,37 @@ def hook_removed_during_backward(torch):
 
 def test_a_hook_removed_during_backward_still_runs_that_time():
     assert_same(hook_removed_during_backward)
+
+
+def nested_backwards(torch, depth, fail_at):
+    """A backward inside each node's backward, ``depth`` deep (issue 37): past 60 torch goes on in a
+    fresh thread; minigrad does the same, so depth is not bounded by the stack. The grad mode each
+    nested backward sees, and an error raised at the bottom, come out as torch's."""
+    modes = []
+
+    class Deeper(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.enable_grad():
+                ctx.x = x.detach().requires_grad_() - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, grad):
+            modes.append(torch.is_grad_enabled())
+            if ctx.x < fail_at:
+                raise RuntimeError(f"bottom reached at {ctx.x.item()}")
+            if ctx.x >= 0:
+                with torch.enable_grad():
+                    Deeper.apply(ctx.x).sum().backward()
+            return grad * 2
+
+    x = torch.tensor(float(depth), requires_grad=True)
+    result = outcome(lambda: Deeper.apply(x).sum().backward())
+    return result, x.grad, len(modes), set(modes)
+
+
+@pytest.mark.parametrize("depth, fail_at", [(150, -10), (150, 5)], ids=["to the bottom", "failing at the bottom"])
+def test_nested_backwards_deeper_than_the_stack(depth, fail_at):
+    """150 deep on one stack: some 1200 of minigrad's frames, past Python's limit of 1000."""
+    assert_same(nested_backwards, depth, fail_at)

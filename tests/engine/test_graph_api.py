@@ -415,3 +415,162 @@ def anomaly_warning_as_error(torch):
 
 def test_an_anomaly_warning_turned_into_an_error_is_printed():
     assert_same(anomaly_warning_as_error)
+
+
+# --- issue 37: hooks on one saved entry, pack hooks that edit, disabling hooks, detach_ of a saved input ---
+
+RAW_SAVED_CASES = {
+    "leaf": lambda lib: (lib.tensor([1.0, 2.0], requires_grad=True),) * 2,
+    "intermediate": lambda lib: (lambda x: (x, x * 1))(lib.tensor([1.0, 2.0], requires_grad=True)),
+}
+
+
+def raw_saved_hooks(torch, which):
+    """``register_hooks`` on the entry of a saved input: pack sees it detached with grad mode off, and
+    unpack's tensor gets the input's place in the graph back (its grad_fn, its leaf's .grad)."""
+    x, a = RAW_SAVED_CASES[which](torch)
+    seen = []
+
+    def pack(t):
+        seen.append(("pack", t is a, t.requires_grad, t.grad_fn, torch.is_grad_enabled(), t._version == a._version))
+        return 2 * t
+
+    y = a * a.exp()
+    y.grad_fn._raw_saved_self.register_hooks(pack, lambda p: p / 2)
+    unpacked = y.grad_fn._saved_self
+    y.sum().backward()
+    return seen, unpacked, unpacked.grad_fn is a.grad_fn, unpacked.requires_grad, x.grad
+
+
+@pytest.mark.parametrize("which", RAW_SAVED_CASES)
+def test_hooks_on_one_saved_input(which):
+    assert_same(raw_saved_hooks, which, close=True)
+
+
+def raw_saved_output_hooks(torch):
+    """The same on a saved output (exp's result): pack gets it detached, unpack's has the node as grad_fn."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    seen = []
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: seen.append((t.requires_grad, t.grad_fn)) or t + 1,
+                                               lambda p: p - 1)
+    unpacked = y.grad_fn._saved_result
+    y.sum().backward()
+    return seen, unpacked, unpacked.grad_fn is y.grad_fn, x.grad
+
+
+def test_hooks_on_one_saved_output():
+    assert_same(raw_saved_output_hooks, close=True)
+
+
+def register_hooks_errors(torch):
+    """What register_hooks refuses, each with torch's message: a second pair, a freed entry, a pack hook
+    that edits its input in place (so does the saved_tensors_hooks context), an unpack that gives no tensor."""
+    def inplace(t):
+        t += 1
+        return t
+
+    def attempt(action):
+        try:
+            action()
+            return None
+        except (RuntimeError, TypeError) as error:
+            return error
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda p: 3)
+    twice = attempt(lambda: y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda p: p))
+    not_a_tensor = attempt(lambda: y.grad_fn._saved_self)
+    y.grad_fn._raw_saved_other.register_hooks(lambda t: t, lambda p: p)
+    edited = x.exp()  # (torch keeps the hooks all the same: no backward through it here)
+    edits = attempt(lambda: edited.grad_fn._raw_saved_result.register_hooks(inplace, lambda p: p))
+    with torch.autograd.graph.saved_tensors_hooks(inplace, lambda p: p):
+        edits_under_context = attempt(lambda: x.exp())
+    z = x.exp()
+    z.sum().backward()
+    freed = attempt(lambda: z.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda p: p))
+    return twice, not_a_tensor, edits, edits_under_context, freed, x._version, edited._version
+
+
+def test_register_hooks_refuses_what_torch_refuses():
+    assert_same(register_hooks_errors)
+
+
+def pack_runs_without_grad(torch):
+    """torch calls a pack hook with grad mode off: what it computes records no graph."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    packed = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t * 2) or t, lambda p: p):
+        y = x * x
+    y.sum().backward()
+    return [(p.requires_grad, p.grad_fn) for p in packed], x.grad
+
+
+def test_pack_hook_runs_with_grad_mode_off():
+    assert_same(pack_runs_without_grad)
+
+
+def disabling_hooks(torch):
+    """disable_saved_tensors_hooks: entering hooks raises its message, the innermost's; so does entering it
+    under hooks; on exit hooks may be set again."""
+    graph, seen = torch.autograd.graph, []
+
+    def enter_hooks():
+        try:
+            with graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+                seen.append("entered")
+        except RuntimeError as error:
+            seen.append(str(error))
+
+    with graph.disable_saved_tensors_hooks("outer"):
+        enter_hooks()
+        with graph.disable_saved_tensors_hooks("inner"):
+            enter_hooks()
+        enter_hooks()
+    enter_hooks()
+    with graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+        try:
+            with graph.disable_saved_tensors_hooks("under hooks"):
+                seen.append("disabled")
+        except RuntimeError as error:
+            seen.append(str(error))
+    enter_hooks()
+    return seen
+
+
+def test_disable_saved_tensors_hooks():
+    assert_same(disabling_hooks)
+
+
+def saved_input_detached_in_place(torch):
+    """An op's backward refuses a saved input that lost its grad_fn to detach_(); reading it as an
+    attribute, a custom Function's saved_tensors, and a saved output are fine, as in torch."""
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            (t,) = ctx.saved_tensors
+            return grad * 2 + t * 0
+
+    results = []
+    for make in (lambda a: a.sin(), lambda a: a * a, lambda a: a.exp(), lambda a: Double.apply(a)):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        a = x.clone()
+        out = make(a)
+        a.detach_()
+        attribute = getattr(out.grad_fn, "_saved_self", None)
+        try:
+            out.sum().backward()
+            results.append((attribute, x.grad))
+        except RuntimeError as error:
+            results.append((attribute, error))
+    return results
+
+
+def test_saved_input_detached_in_place():
+    assert_same(saved_input_detached_in_place, close=True)

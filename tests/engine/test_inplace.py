@@ -117,6 +117,42 @@ def test_a_view_requires_grad_as_its_base_does_now(op, made):
     assert_same(view_asks_its_base, op, made)
 
 
+def view_of_a_base_made_to_require_grad(torch, edited):
+    """An in-place op that makes a base require grad: its earlier view requires grad too and, if its
+    memory was edited, backward runs from it (through AsStridedBackward0); if not, it has no node and
+    backward refuses it, as in torch (issue 37)."""
+    r = torch.tensor([2.0], requires_grad=True)
+    x = torch.ones(5, dtype=torch.double).float()
+    v = x.select(0, 1) if edited else x[3:]
+    x.add_(r) if edited else x[:2].add_(r)
+    seen = [v.requires_grad]
+    seen.append(outcome(lambda: torch.autograd.grad(v.sum(), r)))
+    seen.append(outcome(lambda: v.sum().backward()))
+    return seen + [r.grad, v.grad_fn]
+
+
+@pytest.mark.parametrize("edited", [True, False], ids=["view edited", "view not edited"])
+def test_backward_from_a_view_of_a_base_made_to_require_grad(edited):
+    assert_same(view_of_a_base_made_to_require_grad, edited)
+
+
+def detach_in_place(torch, what):
+    """detach_() takes a tensor out of the graph, but not a view (its grad_fn is its base's business:
+    minigrad would rebuild it); detaching a base leaves its views in the graph."""
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x * 2
+    if what == "view":
+        return outcome(lambda: y.narrow(0, 0, 1).detach_()), y.requires_grad
+    view = y[0]
+    y.detach_()
+    return y.requires_grad, y.grad_fn, view.requires_grad, view.grad_fn, view._base is y
+
+
+@pytest.mark.parametrize("what", ["view", "base"])
+def test_detach_in_place(what):
+    assert_same(detach_in_place, what)
+
+
 def in_place_on_non_leaf(torch, op):
     x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
     w = torch.tensor([[0.5, -1., 2.], [3., 0.25, -2.]], requires_grad=True)

@@ -65,6 +65,8 @@ UNARY = [
     case("exp_fn", lambda lib, x: lib.exp(x), A),
     case("log", lambda lib, x: x.log(), A, positive=True),
     case("relu", lambda lib, x: x.relu(), A),
+    case("sin", lambda lib, x: x.sin(), A),
+    case("cos_fn", lambda lib, x: lib.cos(x), A),
     case("relu_functional", lambda lib, x: lib.nn.functional.relu(x), A),
     case("tanh", lambda lib, x: x.tanh(), A),
     case("sigmoid", lambda lib, x: x.sigmoid(), A),
@@ -139,6 +141,10 @@ INDEXING = [
     case("ellipsis_none", lambda lib, x: x[0, ..., None], (2, 3, 4)),
     case("ellipsis_alone", lambda lib, x: x[...], A),
     case("mixed", lambda lib, x: x[-1, None, ::2], (2, 3, 4)),
+    case("narrow", lambda lib, x: x.narrow(1, 1, 2), A),
+    case("narrow_negative", lambda lib, x: lib.narrow(x, -1, -3, 2), (2, 3, 4)),
+    case("select", lambda lib, x: x.select(1, -1), A),
+    case("select_fn", lambda lib, x: lib.select(x, 0, 1), (2, 3, 4)),
 ]
 
 LOSSES = [
@@ -180,6 +186,13 @@ def test_view_and_shape(op, shapes, positive, device):
 @pytest.mark.parametrize("op, shapes, positive", INDEXING)
 def test_indexing(op, shapes, positive, device):
     assert_same(values_and_grads, device, op, shapes, positive, close=True)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.narrow(0, 3, 2), lambda x: x.narrow(2, 0, 1),
+                                  lambda x: x.select(0, 4), lambda x: x.select(-3, 0)],
+                         ids=["narrow_past_the_end", "narrow_dim", "select_index", "select_dim"])
+def test_narrow_and_select_refuse_what_torch_refuses(call):
+    assert_same(lambda lib: call(lib.zeros(4, 3)))
 
 
 @pytest.mark.parametrize("op, shapes, positive", LOSSES)
@@ -388,6 +401,8 @@ def test_new_ops_graphs_and_saved_tensors(op, shapes, positive, device):
 
 
 NEW_SECOND_ORDER = [
+    case("sin", lambda lib, x: x.sin(), A),
+    case("cos", lambda lib, x: x.cos(), A),
     case("sqrt", lambda lib, x: x.sqrt(), A, positive=True),
     case("softmax", lambda lib, x: x.softmax(-1), A),
     case("log_softmax", lambda lib, x: x.log_softmax(0), A),

@@ -160,6 +160,9 @@ REVIEWED = {
     "collections.defaultdict.*": "exercise 6's optimizer state, which its part keeps (policy writes: Optimizer.state): "
                                  "a dict of the parameters' entries",
     "builtins.dict": "that state's default_factory: makes a new dict",
+    "builtins.list.*": "an optimizer's parameter groups, where the exercise trains (policy.SCHEDULE): the training "
+                       "program's to change, as torch lets it (a learning rate); any other list minigrad keeps "
+                       "reaches graded code frozen (guards._frozen)",
     "builtins.mappingproxy.*": "reads a dict minigrad keeps, as graded code gets it: read-only (guards._frozen)",
     "grader.inside.guards.Scale": "the sample's learner Function (made by Guards.metaclass)",
     f"{__name__}.sample_graph.<locals>.*": "the sample's learner Function's forward and backward",
@@ -173,6 +176,9 @@ for _name in "apply name save_for_backward mark_dirty mark_non_differentiable se
     REVIEWED[f"minigrad.function.BackwardFunction.{_name}"] = "torch's ctx API, bound to a node"
 REVIEWED.update({f"minigrad.function.Node.{name}": "torch's Node API, bound to a node"
                  for name in ("register_hook", "register_prehook")})
+REVIEWED["minigrad.saved_tensors.RawSaved.register_hooks"] = (
+    "torch's SavedTensor API (grad_fn._raw_saved_*), bound to one entry a node saved: hooks on it, as a node's "
+    "register_hook puts hooks on the node")
 
 def reviewed(name, patterns):
     """Whether a pattern matches ``name``, its ``*`` standing for one part of the dotted name (so
