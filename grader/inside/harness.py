@@ -30,10 +30,11 @@ The run-time guards are one layer; a grading process has a second, independent o
 cells before it load data and import what the checks use without it), which no code can remove. From
 then on every audited event is refused, whoever causes it (learner code, minigrad, torch, the
 standard library), except: ``exec`` of the code objects the grader sent (the cells), ``id()``, and
-frame and source reads by the few trusted functions that read the stack (``READERS``: the harness's
-report of what the learner's code raised, the guards' report of a denial, torch's lazy CUDA calls,
-minigrad's anomaly mode), through the standard library's traceback, linecache and tokenize only and
-only the libraries' own ``.py`` files. So compiling or executing any other code (``compile``,
+frame and source reads by the few trusted functions that read the stack or a function's code
+(``_readers``: the harness's report of what the learner's code raised, the guards' report of a
+denial, torch's lazy CUDA calls, minigrad's anomaly mode and grad-mode decorators, exercise 9's
+``@triton.jit``), through the standard library's traceback, linecache, tokenize and inspect only
+(``THROUGH``) and only the libraries' own ``.py`` files. So compiling or executing any other code (``compile``,
 ``exec``/``eval`` of text, ``marshal``, new code objects), importing any module not already imported
 (the server imports what the exercises need first; a module already imported raises no event, so
 what a module can do that matters is refused by its own events), opening files, ``ctypes``,
