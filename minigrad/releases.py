@@ -30,6 +30,9 @@ RESHAPE_OF_A_COPY_IS_UNSAFE_VIEW = RELEASE >= (2, 13)
 """MultiheadAttention reshapes its heads' output (a contiguous copy) into an UnsafeViewBackward0;
 before, it viewed it (ViewBackward0)."""
 
+PACK_HOOK_ERROR_SAYS_CANNOT = RELEASE >= (2, 13)
+"""The error for a pack hook that edits its input in place says "cannot be modified"; before, "can not"."""
+
 DICT_INPUTS = RELEASE >= (2, 13)
 """``backward`` and ``autograd.grad`` take their ``inputs`` as a dict (grad then returns a dict);
 before, a dict is iterated as any sequence, and its first key refused."""

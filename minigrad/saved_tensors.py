@@ -186,9 +186,10 @@ def _pack(pack, tensor):
 
 
 ERR_PACK_INPLACE = (
-    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
-    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
-    "to perform in-place operations on the input to a pack hook."
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+    f"{'cannot' if releases.PACK_HOOK_ERROR_SAYS_CANNOT else 'can not'} be modified by in-place operations as "
+    "this can lead to unexpected side-effects. Please open an issue if you need to perform in-place operations "
+    "on the input to a pack hook."
 )
 ERR_DETACHED = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not supported, "
