@@ -70,7 +70,7 @@ def wrap_outputs(ctx, record, inputs, out):
         elif not record and value._view is not None and not is_input:
             result = value
             value._view.creation_mode = "function"
-        elif is_input or value._view is not None or value._grad_fn is not None:
+        elif is_input or value._view is not None or value._node is not None:
             source = value
             result = Tensor(source._data)
             if is_input:
@@ -83,7 +83,7 @@ def wrap_outputs(ctx, record, inputs, out):
         if dirty_view:
             result._edited_in_place_by(ctx)
         elif record and differentiable:
-            result._grad_fn, result._output_nr, result._requires_grad = ctx, output_nr, True
+            result._node, result._output_nr, result._requires_grad = ctx, output_nr, True
         elif not differentiable:
             result._requires_grad = False
         if grad_mode._state.inference and result._view is None:
@@ -107,7 +107,7 @@ def _check_dirty(tensor, is_input, output_count):
     an in-place op's view (``Tensor._edited_in_place_by``)."""
     # A leaf. Not ``tensor.grad_fn``: on a view edited in forward, that would rebuild the view's node
     # on its base's node of now, which the rebase below is about to replace.
-    if tensor.requires_grad and tensor._grad_fn is None and tensor._view is None:
+    if tensor.requires_grad and tensor._node is None and tensor._view is None:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     view = tensor._view
     if not is_input:

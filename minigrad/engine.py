@@ -216,15 +216,17 @@ def validate_outputs(node, grads):
     for index, (grad, shape, device) in enumerate(zip(grads, node._input_shapes, node._input_devices)):
         if grad is None:
             continue
-        valid = grad
-        if grad._data.shape != shape:
-            if not broadcast.expandable(shape, grad.shape):
+        valid, data = grad, grad._data
+        if data.shape != shape:
+            if not broadcast.expandable(shape, data.shape):
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
-                                   f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+                                   f"{list(data.shape)} but expected shape compatible with {list(shape)}")
             valid = broadcast.sum_to(grad, shape)
-        if dtypes and valid._data.dtype != dtypes[index]:
+            data = valid._data
+        if dtypes and data.dtype != dtypes[index]:
             valid = valid.to(dtypes[index])
-        if valid._data.device != device:
+            data = valid._data
+        if data.device != device:
             if valid.dim():
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - "
                                    f"expected device {device} but got {valid.device}")

@@ -249,9 +249,10 @@ class BackwardFunction(Node):
         for arg in args:
             if isinstance(arg, Tensor):
                 edges.append(arg._gradient_edge())
-                shapes.append(arg._data.shape)
-                devices.append(arg._data.device)
-                dtypes.append(arg._data.dtype)
+                data = arg._data
+                shapes.append(data.shape)
+                devices.append(data.device)
+                dtypes.append(data.dtype)
         self.next_functions, self._input_shapes = tuple(edges), tuple(shapes)
         self._input_devices, self._input_dtypes = tuple(devices), tuple(dtypes)
         if len(edges) != len(args):
@@ -329,7 +330,7 @@ class BackwardFunction(Node):
         """One gradient per edge: backward returns one per forward argument; keep the tensors' ones."""
         if self._outputs is not None:
             grads = self._output_grads(grads)
-        if self._forward_cls.saved_names:  # an op of torch's (a custom Function names none)
+        if saved_tensors.detached_in_place and self._forward_cls.saved_names:  # an op of torch's (custom: none)
             saved_tensors.check_not_detached(self)
         result = self._user_backward()(self, *grads)
         if type(result) is not tuple:
@@ -429,16 +430,17 @@ class Function:
         grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input
         (but a view of an inference tensor records nothing: it is an inference tensor, not a view).
         Keyword arguments count as inputs (before torch 2.13, apply refuses them)."""
-        if kwargs and not releases.APPLY_TAKES_KEYWORDS:
-            raise TypeError("apply() takes no keyword arguments")
-        if cls._separate_setup:
-            args, kwargs = _with_defaults(cls.forward, args, kwargs), {}
-        inputs = args + tuple(kwargs.values()) if kwargs else args
+        if kwargs or cls._separate_setup:
+            args, kwargs, inputs = cls._arguments(args, kwargs)
+        else:
+            inputs = args
         state = grad_mode._state
-        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in inputs])
         enabled = state.grad_enabled
-        record = enabled and True in needs and not (cls.is_view and args[0]._is_inference)
-        ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(needs, cls)
+        record = False
+        if enabled:
+            needs = _needs_input_grad(inputs)
+            record = True in needs and not (cls.is_view and args[0]._is_inference)
+        ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(inputs, cls)
         state.grad_enabled = False
         try:
             if cls._separate_setup:
@@ -450,14 +452,29 @@ class Function:
             state.grad_enabled = enabled
         if type(out) is not torch.Tensor:
             return custom_function.wrap_outputs(ctx, record, inputs, out)
-        result = Tensor(out, grad_fn=ctx if record else None)
+        result = Tensor(out, True, ctx) if record else Tensor(out)
         if cls.is_view and not args[0]._is_inference:
             result._become_view_of(args[0])
-        elif state.inference or cls.is_view:
+        elif cls.is_view or state.inference:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
             ctx._save((out,), (result,))
         return result
+
+    @classmethod
+    def _arguments(cls, args, kwargs):
+        """``(args, kwargs, inputs)`` for a call with keyword arguments, or of a Function with
+        setup_context (whose forward sees its defaults too): ``inputs``, what ``needs_input_grad``
+        and the node's edges cover, are the arguments then the keyword arguments' values."""
+        if kwargs and not releases.APPLY_TAKES_KEYWORDS:
+            raise TypeError("apply() takes no keyword arguments")
+        if cls._separate_setup:
+            args, kwargs = _with_defaults(cls.forward, args, kwargs), {}
+        return args, kwargs, args + tuple(kwargs.values()) if kwargs else args
+
+
+def _needs_input_grad(inputs):
+    return tuple([isinstance(a, Tensor) and a.requires_grad for a in inputs])
 
 
 def _with_defaults(forward, args, kwargs):
@@ -473,13 +490,17 @@ class _ForwardContext:
 
     _dirty = _non_differentiable = ()
     _to_save = None
-    needs_input_grad = ()
-    """Whether each input requires grad (torch's ``ctx.needs_input_grad``), set when made."""
 
-    def __init__(self, needs, forward_cls):
-        self.needs_input_grad = needs
+    def __init__(self, inputs, forward_cls):
+        self._inputs = inputs
         self._forward_cls = forward_cls
         """The Function this forward runs for (the grader's guards tell a learner's ctx by it)."""
+
+    @property
+    def needs_input_grad(self):
+        """Whether each input requires grad (torch's ``ctx.needs_input_grad``): worked out when asked,
+        since most forwards that record nothing (a backward's ops) never ask."""
+        return _needs_input_grad(self._inputs)
 
     def save_for_backward(self, *tensors):
         pass

@@ -44,7 +44,7 @@ class SavedTensor:
             self.output_nr = tensor._output_nr
         else:
             self.tensor = tensor
-            self.was_leaf = tensor._grad_fn is None
+            self.was_leaf = tensor._node is None
 
     # BEGIN EXERCISE 4
     def unpack(self, node):
@@ -72,7 +72,7 @@ class SavedTensor:
 
     def _detached_in_place(self):
         """Whether the saved input had a grad_fn then and has none now (``detach_()`` took it)."""
-        return self.tensor is not None and not self.was_leaf and self.tensor._grad_fn is None
+        return self.tensor is not None and not self.was_leaf and self.tensor._node is None
 
     def _with_hooks(self, node, hooks):
         """This entry packed by ``hooks`` (``register_hooks``): pack gets it detached, as in torch."""
@@ -153,7 +153,7 @@ class PackedTensor:
         if isinstance(grad_fn, AccumulateGrad):
             out._grad_accumulator = weakref.ref(grad_fn)
         elif grad_fn is not None and self.requires_grad:
-            out._grad_fn, out._output_nr = grad_fn, output_nr
+            out._node, out._output_nr = grad_fn, output_nr
         out._version_counter = tensor._version_counter
         return out
 
@@ -195,6 +195,11 @@ ERR_DETACHED = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not supported, "
     "please use out-of-place `.detach()` instead"
 )
+
+
+detached_in_place = False
+"""Whether ``detach_()`` ever took a tensor out of a graph: until then no backward need look for a
+saved input that did (``check_not_detached``)."""
 
 
 def check_not_detached(node):

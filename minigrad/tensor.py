@@ -23,6 +23,13 @@ WARN_NON_LEAF_GRAD = (
 )
 
 
+def _refused(message):
+    """A property's deleter for what torch keeps in C++ (``del x.data``): refused in torch's words."""
+    def delete(tensor):
+        raise RuntimeError(message)
+    return delete
+
+
 class _VersionCounter:
     """Shared by a tensor, its views and its detach(); every in-place op bumps it. Most tensors are
     never edited in place: they read the class's 0, and only a bump gives a counter its own number."""
@@ -58,11 +65,12 @@ class Tensor(TensorOps):
     _grad_accumulator = None
     _is_wrapped_number = False
     """A Python number in an op (``x * 2``): saved-tensor hooks and minigrad.memory never see it, as in torch."""
+    _backward_hooks_dict = None
 
     def __init__(self, data, requires_grad=False, grad_fn=None, output_nr=0):
         self._data = data
         self._requires_grad = requires_grad or grad_fn is not None
-        self._grad_fn = grad_fn
+        self._node = grad_fn
         self._output_nr = output_nr
         self._version_counter = _VersionCounter()
 
@@ -114,7 +122,7 @@ class Tensor(TensorOps):
         view = self._view
         if view is not None and view.version is not None and view.version != self._version_counter.version:
             return views.rebuilt_grad_fn(self)
-        return self._grad_fn
+        return self._node
 
     @property
     def _base(self):
@@ -154,6 +162,15 @@ class Tensor(TensorOps):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
+    requires_grad = requires_grad.deleter(_refused("requires_grad must be a bool"))
+    # What else torch keeps in C++ under a name of its own: deleting it is refused in torch's words.
+    _grad_fn = property(lambda self: self.grad_fn, None,
+                        _refused("Deletion of _grad_fn not allowed. Detach tensor instead!"))
+    _backward_hooks = property(lambda self: self._backward_hooks_dict,
+                               lambda self, hooks: setattr(self, "_backward_hooks_dict", hooks),
+                               _refused("Deletion of _backwards_hooks not allowed!"))
+    """torch's dict of a tensor's hooks (``register_hook`` keeps minigrad's in ``_hooks``): kept, never called."""
+
     def requires_grad_(self, requires_grad=True):
         if self.grad_fn is not None:
             if not requires_grad:
@@ -181,9 +198,14 @@ class Tensor(TensorOps):
             _check_grad(self, value)
         self._grad = value
 
+    @grad.deleter
+    def grad(self):
+        """``del x.grad`` is ``x.grad = None``, as in torch."""
+        self.grad = None
+
     def _gradient_edge(self):
         """Where a gradient for this tensor goes: its grad_fn, or its leaf's AccumulateGrad."""
-        grad_fn = self._grad_fn if self._view is None else self.grad_fn
+        grad_fn = self._node if self._view is None else self.grad_fn
         if grad_fn is not None:
             return (grad_fn, self._output_nr)
         if not self._requires_grad or (self._view is not None and self._view.creation_mode is not None):
@@ -219,7 +241,8 @@ class Tensor(TensorOps):
     def detach_(self):
         """Out of the graph in place; refused on a view (``views.check_detach``), as in torch."""
         views.check_detach(self)
-        self._grad_fn = None
+        saved_tensors.detached_in_place |= self._node is not None
+        self._node = None
         self._requires_grad = False
         return self
 
@@ -235,6 +258,8 @@ class Tensor(TensorOps):
         if self.requires_grad and not (value._data.is_floating_point() or value._data.is_complex()):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
+
+    data = data.deleter(_refused("Deleting tensor data is not allowed. Delete tensor instead!"))
 
     def retain_grad(self):
         if self.grad_fn is None:
@@ -261,8 +286,8 @@ class Tensor(TensorOps):
         rebuilt grad_fn) moved its history there. retain_grad's hook moves along, so the gradient of
         the newest version is the one retained; other hooks stay with the version they were
         registered on (torch's update_tensor_hooks_on_new_gradfn)."""
-        old, old_output_nr = self._grad_fn, self._output_nr
-        self._grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
+        old, old_output_nr = self._node, self._output_nr
+        self._node, self._output_nr, self._requires_grad = node, output_nr, True
         retain = self._retains_grad and old is not None and (old._retains_grad_hooks or {}).pop(old_output_nr, None)
         if retain:
             if node._retains_grad_hooks is None:
@@ -315,33 +340,6 @@ class Tensor(TensorOps):
         if self.requires_grad and grad_mode._state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._data.numpy()
-
-    def to(self, *args, **kwargs):
-        dtype, device = kwargs.get("dtype"), kwargs.get("device")
-        for arg in args:
-            if isinstance(arg, torch.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                dtype, device = arg.dtype, arg.device
-            else:
-                device = arg
-        dtype = dtype or self.dtype
-        device = torch.device(device) if device is not None else self.device
-        if dtype == self.dtype and _same_device(device, self.device):
-            return self
-        return ops.ToCopy.apply(self, dtype, device)
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self, device=None):
-        return self.to("cuda" if device is None else device)
-
-    def float(self):
-        return self.to(torch.float32)
-
-    def double(self):
-        return self.to(torch.float64)
 
     def __float__(self):
         if self.requires_grad:
@@ -429,16 +427,16 @@ class Tensor(TensorOps):
         result = function.apply(source, *args)
         if function is ops.TransposeInplace:  # the same memory, new sizes and strides: a view's base keeps its node
             self._data = result._data
-            self._take_history(result._grad_fn, 0)
+            self._take_history(result._node, 0)
             return
         self._data.copy_(result._data)
         if self._version_counter is None:  # an inference tensor: edited, then refused (grad mode is off inside)
             raise RuntimeError(ERR_INFERENCE_INPLACE)
-        saved_tensors.saved_output_is(result._grad_fn, self, self._version_counter.version + 1)
+        saved_tensors.saved_output_is(result._node, self, self._version_counter.version + 1)
         if self._view is None:
-            self._take_history(result._grad_fn, 0)
+            self._take_history(result._node, 0)
         else:
-            views.rebase(self, result._grad_fn)
+            views.rebase(self, result._node)
 
     # BEGIN EXERCISE 4
     def _mutate(self, storage_op, *args):
@@ -595,6 +593,3 @@ def _check_grad(tensor, grad):
         raise RuntimeError(f"attempting to assign a gradient of size '{list(grad_data.shape)}' to a tensor of size "
                            f"'{list(data.shape)}'. Please ensure that the gradient and the tensor are the same size")
 
-
-def _same_device(a, b):
-    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)

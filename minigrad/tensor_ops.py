@@ -1,6 +1,6 @@
 """Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, matmul): each
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
-torch's Tensor does in Python around them: ``copy.deepcopy(x)`` and ``del x.<attribute>``."""
+torch's Tensor does in Python around them: ``copy.deepcopy(x)``."""
 import copy
 
 import torch
@@ -42,6 +42,34 @@ def _as_tensor(value, like):
 
 class TensorOps:
     """The methods of Tensor that build an op (``minigrad.ops``) on the tensor; Tensor inherits them."""
+
+    # --- conversion ---------------------------------------------------------------------------
+    def to(self, *args, **kwargs):
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
+        for arg in args:
+            if isinstance(arg, torch.dtype):
+                dtype = arg
+            elif isinstance(arg, Tensor):
+                dtype, device = arg.dtype, arg.device
+            else:
+                device = arg
+        dtype = dtype or self.dtype
+        device = torch.device(device) if device is not None else self.device
+        if dtype == self.dtype and _same_device(device, self.device):
+            return self
+        return ops.ToCopy.apply(self, dtype, device)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def float(self):
+        return self.to(torch.float32)
+
+    def double(self):
+        return self.to(torch.float64)
 
     # --- ops ---------------------------------------------------------------------------------
     def __add__(self, other):
@@ -236,9 +264,9 @@ class TensorOps:
             self._data = data.transpose(dim0, dim1)
         if self._is_inference:
             return self._mutate(storage_op, dim0, dim1)
-        before = self._grad_fn
+        before = self._node
         self._inplace(ops.TransposeInplace, storage_op, dim0, dim1)
-        if self._view is not None and self._grad_fn is not before:  # recorded: the view's grad_fn, up to date
+        if self._view is not None and self._node is not before:  # recorded: the view's grad_fn, up to date
             self._view.version = self._version_counter.version
         return self
 
@@ -388,29 +416,13 @@ class TensorOps:
         memo[id(self)] = new
         return new
 
-    def __delattr__(self, name):
-        """``del x.grad`` is ``x.grad = None``; deleting what torch keeps in C++ is refused in torch's
-        words (minigrad keeps it in attributes, which ``del`` would otherwise remove)."""
-        if name == "grad":
-            self.grad = None
-        elif name in _UNDELETABLE:
-            raise RuntimeError(_UNDELETABLE[name])
-        else:
-            object.__delattr__(self, name)
-
 
 ERR_DEEPCOPY_NON_LEAF = (
     "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If "
     "you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see "
     "https://github.com/pytorch/pytorch/pull/103001")
-_UNDELETABLE = {
-    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
-    "requires_grad": "requires_grad must be a bool",
-    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
-    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
-}
 _AUTOGRAD_STATE = frozenset((
-    "_data", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter", "_view", "_is_inference", "_grad",
+    "_data", "_requires_grad", "_node", "_output_nr", "_version_counter", "_view", "_is_inference", "_grad",
     "_retains_grad", "_hooks", "_post_accumulate_grad_hooks", "_grad_accumulator", "_is_wrapped_number"))
 """What minigrad keeps in a tensor's attributes (torch in its C++ TensorImpl and AutogradMeta): a deep
 copy makes its own; the other attributes are the user's."""
@@ -489,3 +501,7 @@ def _batched_matmul(a, b):
     folded_a = a.expand(*batch, *a.shape[-2:]).reshape(count, *a.shape[-2:])
     folded_b = b.expand(*batch, *b.shape[-2:]).reshape(count, *b.shape[-2:])
     return ops.UnsafeView.apply(ops.Bmm.apply(folded_a, folded_b), (*batch, n, p))
+
+
+def _same_device(a, b):
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)

@@ -56,10 +56,10 @@ def creation_error(view, indirect):
     if in_function:
         mode = "no_grad"
     enabled, block = _CLARIFY[mode]
-    if view._grad_fn is None:
+    if view._node is None:
         made = f"A view was created in {mode} mode"
     else:
-        made = (f"Output {view._output_nr} of {_named(view._grad_fn)} is a view of a view which was "
+        made = (f"Output {view._output_nr} of {_named(view._node)} is a view of a view which was "
                 f"created in {mode} mode")
     edited = (f"its base or another view of its base has been modified inplace {enabled}" if indirect
               else f"is being modified inplace {enabled}")
@@ -73,10 +73,10 @@ def creation_error(view, indirect):
 
 def _multi_output_error(view, indirect):
     edited = "its base or another view of its base has been" if indirect else "is being"
-    if view._grad_fn is None:
+    if view._node is None:
         made = f"A view was created in no_grad mode and {edited} modified inplace with grad mode enabled."
     else:
-        made = f"Output {view._output_nr} of {_named(view._grad_fn)} is a view and {edited} modified inplace."
+        made = f"Output {view._output_nr} of {_named(view._node)} is a view and {edited} modified inplace."
     return made + _MULTI_OUTPUT
 
 
@@ -96,13 +96,13 @@ def rebuilt_grad_fn(view):
     """The grad_fn of a view whose memory was edited in place since it last looked (torch's
     VariableHooks::grad_fn): AsStridedBackward0 on the base's current node."""
     meta = view._view
-    if view._grad_fn is None and not meta.base._requires_grad:
+    if view._node is None and not meta.base._requires_grad:
         return None
     if meta.creation_mode is not None:
         raise RuntimeError(creation_error(view, indirect=True))
     meta.version = view._version_counter.version
     view._take_history(AsStridedBackward0(meta.base, view), 0)
-    return view._grad_fn
+    return view._node
 
 
 def rebase(view, node):
