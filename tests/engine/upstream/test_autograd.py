@@ -2690,6 +2690,40 @@ class TestAutograd(TestCase):
 
     # --- gradcheck's options ------------------------------------------------------------------------
 
+    def test_no_grad_copy(self):
+        class Add(Function):
+            grad_ptr = None
+
+            @staticmethod
+            def forward(ctx, x, y):
+                return x + y
+
+            @staticmethod
+            def backward(ctx, grad):
+                Add.grad_ptr = grad.data_ptr()  # where the gradient both inputs receive lives
+                return grad, grad
+
+        class ExpandedGrad(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.size = x.size()
+                return torch.tensor([1.0])
+
+            @staticmethod
+            def backward(ctx, grad):
+                return torch.ones(1).expand(ctx.size)  # not contiguous
+
+        a = torch.randn(5, 6, requires_grad=True)
+        b = torch.randn(5, 6, requires_grad=True)
+        ExpandedGrad.apply(Add.apply(a, b)).backward()
+        self.assertFalse(a.grad.data_ptr() == Add.grad_ptr)  # copied, both
+        self.assertFalse(b.grad.data_ptr() == Add.grad_ptr)
+        a.grad = b.grad = None
+        Add.apply(a, b)[1][0].backward()
+        a_ptr, b_ptr = a.grad.data_ptr(), b.grad.data_ptr()
+        self.assertFalse(a_ptr == b_ptr)
+        self.assertTrue(Add.grad_ptr in (a_ptr, b_ptr))  # one of them took the gradient without a copy
+
     def test_gradcheck_single_input(self):
         for fast_mode in (True, False):
             gradcheck(lambda t: t.mul(5), torch.rand(10, dtype=torch.float64, requires_grad=True),
@@ -2751,6 +2785,20 @@ class TestAutograd(TestCase):
                                                           "grads"):
                     gradcheck(fails_on_undefined, (x,), fast_mode=fast_mode)
                 self.assertFalse(gradcheck(fails_on_undefined, (x,), raise_exception=False, fast_mode=fast_mode))
+
+    def test_gradcheck_output_shape_or_dtype_depend_on_values(self):
+        def longer_at_one(x):
+            return torch.cat([x, x]) if torch.all(x >= 1) else x
+
+        def float32_at_one(x):
+            return x.to(torch.float32) if torch.all(x >= 1) else x
+
+        a = torch.ones(1, dtype=torch.double, requires_grad=True)
+        for fast_mode in (True, False):
+            with self.assertRaisesRegex(AssertionError, "return outputs with the same shape when inputs are perturbed"):
+                gradcheck(longer_at_one, (a,), fast_mode=fast_mode)
+            with self.assertRaisesRegex(AssertionError, "return outputs with the same dtype when inputs are perturbed"):
+                gradcheck(float32_at_one, (a,), fast_mode=fast_mode)
 
     def test_gradcheck_custom_error(self):
         # upstream's `from torch.autograd.gradcheck import GradcheckError`, from whichever library runs
