@@ -14,13 +14,14 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``Tensor.all``, ``Tensor._is_view``, final callbacks (``Variable._execution_engine.queue_callback``),
 ``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
 autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
-``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where and
-``exp_``. 259 tests are in it and restated below, each under its upstream name and class (upstream's
-int8 and int16 variants of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes;
-upstream's ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
+``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
+``exp_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_`` and ``data_ptr``. 269 tests are in
+it and restated below, each under its upstream name and class (upstream's int8 and int16 variants
+of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
+``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
 ``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
-258 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
-nested tensors, the profiler, ops outside minigrad's list such as prod, cat or var_mean, torch._C
+248 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
+nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
 Not copied: each test is written anew, in this file's own code, to set up and check what the
