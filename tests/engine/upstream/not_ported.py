@@ -135,7 +135,6 @@ NOT_PORTED = {
         "test_autograd_multiple_views_python": "an in-place edit of a custom Function's output that is a view of its "
                                                "input, which minigrad does not refuse yet",
         "test_custom_function_mark_dirty_not_differentiable": FORWARD_AD,
-        "test_custom_function_inplace_on_non_default_view": ops("split_with_sizes"),
         "test_named_tensor_for_complex_views": "named tensors; " + COMPLEX,
         "test_custom_function_preserve_torch_function_when_return_as_is": "torch.Tensor subclasses",
         "test_grad_mode_restored_reentrant": internals("torch._C.is_grad_enabled"),

@@ -15,12 +15,12 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
 autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
-``exp_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_`` and ``data_ptr``. 269 tests are in
+``exp_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_`` and ``data_ptr``. 270 tests are in
 it and restated below, each under its upstream name and class (upstream's int8 and int16 variants
 of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
 ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
 ``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
-248 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
+247 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -3410,6 +3410,23 @@ class TestAutograd(TestCase):
         a = torch.tensor([1.0], requires_grad=True)
         with self.assertRaisesRegex(RuntimeError, "received a tensor that was not an input."):
             DirtiesAView.apply(a.clone())
+
+    def test_custom_function_inplace_on_non_default_view(self):
+        class AddOne(Function):
+            @staticmethod
+            def forward(ctx, t):
+                t.add_(1)
+                ctx.mark_dirty(t)
+                return t
+
+            @staticmethod
+            def backward(ctx, grad):
+                pass
+
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        first, _ = a.split_with_sizes([1, 1], dim=0)  # views of a leaf, made together
+        with self.assertRaisesRegex(RuntimeError, "output of a function that returns multiple view"):
+            AddOne.apply(first)
 
     def test_custom_function_inplace_on_view_of_leaf(self):
         class AddOne(Function):
