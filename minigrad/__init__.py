@@ -15,7 +15,7 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
 from .tensor import Tensor, matmul
-from .tensor_ops import _as_tensor
+from .tensor_ops import _as_tensor, _variance_args
 
 # One flag for torch's warnings and minigrad's: minigrad's numbers are torch's, so torch's own
 # warn-once warnings (from the kernels minigrad calls) and minigrad's (backward(create_graph=True))
@@ -77,16 +77,35 @@ def _with_out(name):
 globals().update((name, _function(name)) for name in """
     sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
     neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill narrow
-    select unbind chunk diagonal repeat""".split())
+    select unbind chunk split split_with_sizes diagonal repeat var prod""".split())
 globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
 
 
 def stack(tensors, dim=0):
     """``torch.stack(tensors, dim)``: a copy, StackBackward0."""
+    return ops.Stack.apply(dim, *_sequence(tensors))
+
+
+def cat(tensors, dim=0):
+    """``torch.cat(tensors, dim)``: a copy, CatBackward0."""
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    return ops.Cat.apply(dim, *_sequence(tensors))
+
+
+def _sequence(tensors):
+    """stack's and cat's tensors, each a Tensor (else torch's TypeError)."""
     for position, tensor in enumerate(tensors):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"expected Tensor as element {position} in argument 0, but got {type(tensor).__name__}")
-    return ops.Stack.apply(dim, *tensors)
+    return tensors
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``torch.var_mean``: the variance and the mean, two outputs of one node (VarMeanBackward0)."""
+    _tensors("var_mean", input)
+    dim, correction = _variance_args(dim, unbiased, correction)
+    return ops.VarMean.apply(input, dim, correction, keepdim)
 
 
 def where(condition, input, other):

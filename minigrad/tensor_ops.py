@@ -186,6 +186,17 @@ class TensorOps:
             return ops.Mean.apply(self)
         return ops.MeanDim.apply(self, dim, keepdim)
 
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """torch's three forms: ``var(dim, unbiased, keepdim)``, ``var(dim, correction=c, keepdim=k)``
+        and ``var(unbiased)``."""
+        dim, correction = _variance_args(dim, unbiased, correction)
+        return ops.Var.apply(self, dim, correction, keepdim)
+
+    def prod(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Prod.apply(self)
+        return ops.ProdDim.apply(self, dim, keepdim)
+
     def max(self, dim=None, keepdim=False):
         if dim is None:
             return ops.Max.apply(self)
@@ -297,6 +308,24 @@ class TensorOps:
             return self
         return self._mutate(lambda data: setattr(self, "_data", resized))
 
+    def set_(self, source):
+        """``x.set_(source)``: x takes source's memory, size and strides, an in-place edit (a version
+        more) autograd does not differentiate, so taken only where it records nothing (grad mode off,
+        or nothing requires grad). As in torch, a leaf drops its AccumulateGrad: graphs made before
+        lead to the old one, which autograd.grad then no longer finds for x."""
+        if grad_mode.is_grad_enabled() and (self.requires_grad or source.requires_grad):
+            if self.is_leaf and self.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise NotImplementedError("minigrad's set_ records no node: only where autograd records nothing")
+        data = self._data.new_empty(0).set_(source._data)
+        self._mutate(lambda _: setattr(self, "_data", data))
+        self._grad_accumulator = None
+        return self
+
+    def data_ptr(self):
+        """The address of the tensor's first element: its storage's (views and detached tensors share it)."""
+        return self._data.data_ptr()
+
     def reshape(self, *shape):
         shape = _shape_arg(shape)
         try:
@@ -344,7 +373,16 @@ class TensorOps:
         return ops.multi_output_views(ops.Unbind, self, dim)
 
     def chunk(self, chunks, dim=0):
-        return ops.multi_output_views(ops.Split, self, chunks, dim)
+        return ops.multi_output_views(ops.Chunk, self, chunks, dim)
+
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces of one size (SplitBackward0), or of the sizes listed (SplitWithSizesBackward0), as torch's."""
+        if isinstance(split_size_or_sections, int):
+            return ops.multi_output_views(ops.Split, self, split_size_or_sections, dim)
+        return self.split_with_sizes(split_size_or_sections, dim)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return ops.multi_output_views(ops.SplitWithSizes, self, tuple(split_sizes), dim)
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         return ops.Diagonal.apply(self, offset, dim1, dim2)
@@ -443,6 +481,16 @@ class MaxResult(tuple):
 
 def _storage(value):
     return value._data if isinstance(value, Tensor) else value
+
+
+def _variance_args(dim, unbiased, correction):
+    """var's and var_mean's dim and correction: ``var(True)`` is unbiased, not a dim; the correction is
+    1 (unbiased) unless ``unbiased=False`` or ``correction=`` says otherwise."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
 
 
 def _shape_arg(shape):

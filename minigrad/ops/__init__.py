@@ -19,9 +19,10 @@ from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, mat2_grad  # noqa: F401
 from .pointwise import (  # noqa: F401
     Abs, Clone, Cos, Exp, Log, MaskedFill, Relu, Round, Sigmoid, SigmoidBackward, Sin, Sqrt, Tanh, TanhBackward,
     ThresholdBackward, ToCopy, Where)
-from .reductions import Max, MaxDim, Mean, MeanDim, Sum, SumDim, Unique2, _keep_dims, _normalize_dims  # noqa: F401
+from .reductions import (  # noqa: F401
+    Max, MaxDim, Mean, MeanDim, Prod, ProdDim, Sum, SumDim, Unique2, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
-    Alias, Cat, Diagonal, DiagonalBackward, Expand, IndexBackward, Repeat, ReshapeAlias, Reshaping, Select, Slice,
-    Split, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims, Stack, T, Transpose, TransposeInplace, Unbind,
-    UnsafeView, Unsqueeze, View, multi_output_views)
+    Alias, Cat, Chunk, Diagonal, DiagonalBackward, Expand, IndexBackward, Repeat, ReshapeAlias, Reshaping, Select,
+    Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims, Stack, T, Transpose,
+    TransposeInplace, Unbind, UnsafeView, Unsqueeze, View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401

@@ -1,4 +1,6 @@
-"""Reductions: sum, mean and max (whole tensor or along dims), and unique."""
+"""Reductions: sum, mean, var (and var_mean), prod and max (whole tensor or along dims), and unique."""
+import math
+
 import torch
 
 from ..function import Function, constant
@@ -88,6 +90,126 @@ class MeanDim(Function):
     def backward(ctx, grad):
         grad_a, _, _ = SumDim.backward(ctx, grad)
         return grad_a / ctx.mean_count, None, None
+
+
+def _var_backward(grad, a, dims, correction, keepdim):
+    """torch's var_backward: ``2 / (n - correction) * grad * (a - a.mean(dims))``, n the count of
+    each variance. Where n - correction <= 0 the factor is infinite: torch's gradient is then NaN
+    where a equals its mean (inf * 0) and inf elsewhere, times grad."""
+    if not dims:
+        dof = a.numel() - correction
+        if dof <= 0:
+            data = a._data
+            return grad * constant(torch.where(data == data.mean(), math.nan, math.inf).to(data.dtype))
+        return 2.0 / dof * grad * (a - a.mean())
+    if not keepdim and a.dim() > 1:
+        grad = _keep_dims(grad, dims, False)
+    dof = math.prod(a.shape[d] for d in dims) - correction
+    return (2.0 / dof if dof else math.inf) * grad * (a - a.mean(dims, keepdim=True))
+
+
+def _dims(a, dim):
+    """The dims a var reduces (none: all of them, as for a 0-dim tensor)."""
+    return None if dim is None or a.dim() == 0 else _normalize_dims(dim, a.dim())
+
+
+class Var(Function):
+    """``a.var(dim, correction=..., keepdim=...)``: saves a, whose distance to its mean is the
+    gradient (torch's VarBackward0)."""
+
+    node_name = "VarBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a, dim, correction, keepdim):
+        ctx.save_for_backward(a)
+        ctx.dims, ctx.correction, ctx.keepdim = _dims(a, dim), correction, keepdim
+        return a._data.var(dim, correction=correction, keepdim=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return _var_backward(grad, a, ctx.dims, ctx.correction, ctx.keepdim), None, None, None
+
+
+class VarMean(Function):
+    """``torch.var_mean``: two outputs, one node (VarMeanBackward0), which saves a. As torch's
+    var_mean_backward, each output's part of the gradient is computed only when that output got a
+    gradient (no zeros stand in for a missing one: ``set_materialize_grads(False)``), so a mean alone
+    never meets var's infinite factor."""
+
+    node_name = "VarMeanBackward0"
+    saved_names = ("self",)
+
+    @staticmethod
+    def forward(ctx, a, dim, correction, keepdim):
+        ctx.save_for_backward(a)
+        ctx.set_materialize_grads(False)
+        ctx.dims, ctx.correction, ctx.keepdim = _dims(a, dim), correction, keepdim
+        return torch.var_mean(a._data, dim, correction=correction, keepdim=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_var, grad_mean):
+        (a,) = ctx.saved_tensors
+        dims, keepdim = ctx.dims, ctx.keepdim
+        grad = None if grad_var is None else _var_backward(grad_var, a, dims, ctx.correction, keepdim)
+        if grad_mean is not None:
+            if dims is None:  # torch's mean_backward
+                mean = grad_mean.expand(a.shape) / a.numel()
+            else:
+                mean = _keep_dims(grad_mean, dims, keepdim).expand(a.shape) / math.prod(a.shape[d] for d in dims)
+            grad = mean if grad is None else grad + mean
+        return grad, None, None, None
+
+
+def _prod_backward(grad, a, result):
+    """torch's prod_backward where no element is zero: ``grad * result / a``. With a zero that
+    division fails; torch then takes products of the others (cumprod from both ends), which minigrad
+    does not have."""
+    if (a._data == 0).any():
+        raise NotImplementedError("minigrad's prod backward takes no zero elements")
+    return grad * (result / a)
+
+
+class Prod(Function):
+    """``a.prod()``: saves a and the result, whose quotient is the gradient (ProdBackward0)."""
+
+    node_name = "ProdBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.prod()
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        return grad if a.dim() == 0 else _prod_backward(grad, a, result)
+
+
+class ProdDim(Function):
+    """``a.prod(dim, keepdim)``: as Prod, along one dim (ProdBackward1)."""
+
+    node_name = "ProdBackward1"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        result = a._data.prod(dim, keepdim=keepdim)
+        ctx.save_for_backward(a, result)
+        ctx.dim, ctx.keepdim = dim % max(a.dim(), 1), keepdim
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, result = ctx.saved_tensors
+        if a.dim() == 0:
+            return grad, None, None
+        if not ctx.keepdim:
+            grad, result = grad.unsqueeze(ctx.dim), result.unsqueeze(ctx.dim)
+        return _prod_backward(grad, a, result), None, None
 
 
 class Max(Function):

@@ -1,5 +1,5 @@
 """Shape ops: views (t, transpose, view, squeeze, unsqueeze, expand, select, slice, diagonal; unbind and
-chunk, several at once), reshapes, and copies that join tensors (stack; cat, chunk's backward)."""
+chunk and split, several at once), reshapes, and copies that join tensors (stack, cat)."""
 import torch
 
 from .. import broadcast
@@ -285,11 +285,34 @@ class Unbind(Function):
 
 
 class Split(Function):
-    """``a.chunk(n, dim)``, which torch computes as ``split`` into pieces of ``ceil(size / n)``:
-    views. Backward concatenates their gradients (zeros for those that got none): CatBackward0."""
+    """``a.split(split_size, dim)``: pieces of split_size along dim (the last one smaller), as views.
+    Backward concatenates their gradients (zeros for those that got none): CatBackward0."""
 
     node_name = "SplitBackward0"
     is_view = True
+
+    @staticmethod
+    def forward(ctx, a, split_size, dim):
+        outputs = a._data.split(split_size, dim)
+        ctx.dim = dim
+        return outputs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Cat.apply(ctx.dim, *grads), None, None
+
+
+class SplitWithSizes(Split):
+    """``a.split(sizes, dim)`` or ``a.split_with_sizes(sizes, dim)``: pieces of the sizes listed."""
+
+    node_name = "SplitWithSizesBackward0"
+
+
+class Chunk(Split):
+    """``a.chunk(n, dim)``, which torch computes as ``split`` into pieces of ``ceil(size / n)``: its
+    node is SplitBackward0."""
+
+    node_name = "SplitBackward0"
 
     @staticmethod
     def forward(ctx, a, chunks, dim):
@@ -298,10 +321,6 @@ class Split(Function):
             raise NotImplementedError("minigrad's chunk takes a dim of size 1 or more")
         ctx.dim = dim
         return outputs
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return Cat.apply(ctx.dim, *grads), None, None
 
 
 class Stack(Function):
@@ -322,7 +341,7 @@ class Stack(Function):
 
 
 class Cat(Function):
-    """``torch.cat(tensors, dim)`` of chunk's gradients (its backward): a copy. Its own backward
+    """``torch.cat(tensors, dim)`` (and split's backward): a copy. Its own backward
     narrows the gradient to each input's part (SliceBackward0, as torch's cat_tensors_backward)."""
 
     node_name = "CatBackward0"

@@ -521,6 +521,21 @@ MORE_OPS = [
     case("where_scalar_other", lambda lib, x: lib.where(x > 0, x, 0.0), A),
     case("where_scalar_input", lambda lib, x: lib.where(x > 0, 1.0, x), A),
     case("exp_", lambda lib, x: (x * 1).exp_(), A),
+    case("var", lambda lib, x: x.var(), (2, 3, 4)),
+    case("var_dims_keepdim", lambda lib, x: x.var((0, -1), keepdim=True), (2, 3, 4)),
+    case("var_biased_fn", lambda lib, x: lib.var(x, 1, False), A),
+    case("var_correction", lambda lib, x: x.var(0, correction=0.5), V),
+    case("var_mean", lambda lib, x: lib.var_mean(x, 1)[0] * lib.var_mean(x, 1)[1], (2, 3, 4)),
+    case("var_mean_all", lambda lib, x: lib.var_mean(x)[0] + 3 * lib.var_mean(x)[1], A),
+    case("var_mean_mean_only", lambda lib, x: lib.var_mean(x, 0, keepdim=True)[1], A),
+    case("prod", lambda lib, x: x.prod(), A),
+    case("prod_dim", lambda lib, x: lib.prod(x, -1), (2, 3, 4)),
+    case("prod_keepdim", lambda lib, x: x.prod(0, keepdim=True), A),
+    case("split", lambda lib, x: x.split(2, 1)[1], (2, 5)),
+    case("split_sizes", lambda lib, x: lib.split(x, [1, 3], -1)[1] * 2, (2, 4)),
+    case("split_with_sizes", lambda lib, x: x.split_with_sizes((2, 0, 1))[0], (3, 2)),
+    case("cat", lambda lib, x, y: lib.cat([x, y]), A, (4, 3)),
+    case("cat_dim", lambda lib, x, y: lib.cat((x, y * 2, x), -1), A, A),
 ]
 
 
@@ -530,11 +545,14 @@ def test_more_ops(op, shapes, positive, device):
 
 
 def more_graphs(lib, device, op, shapes, positive):
-    """The graph, and what its node saves: the condition of where, the result of exp_ (the tensor itself)."""
+    """The graph, and what its node saves: the condition of where, the result of exp_ (the tensor itself),
+    the input of var and var_mean, the input and result of prod."""
     lib.manual_seed(0)
     out = op(lib, *[make(lib, device, shape, positive) for shape in shapes])
     node = out.grad_fn
-    names = {"WhereBackward0": ["condition"], "ExpBackward0": ["result"]}.get(node.name(), [])
+    names = {"WhereBackward0": ["condition"], "ExpBackward0": ["result"], "VarBackward0": ["self"],
+             "VarMeanBackward0": ["self"], "ProdBackward0": ["self", "result"],
+             "ProdBackward1": ["self", "result"]}.get(node.name(), [])
     saved = {name: getattr(node, "_saved_" + name) for name in names}
     return graph_signature(out), saved, [s is out for s in saved.values()], out._is_view(), out._base is not None
 
@@ -551,6 +569,12 @@ MORE_SECOND_ORDER = [
     case("diagonal", lambda lib, x: x.diagonal(-1) ** 2, (3, 3)),
     case("repeat", lambda lib, x: x.repeat(2, 1, 3) ** 2, A),
     case("where", lambda lib, x, y: lib.where(x > 0, x * y, y ** 2), A, A),
+    case("var", lambda lib, x: x.var(1) ** 2, A),
+    case("var_mean", lambda lib, x: lib.var_mean(x, 0)[0] * lib.var_mean(x, 0)[1], A),
+    case("prod", lambda lib, x: x.prod(), A),
+    case("prod_dim", lambda lib, x: x.prod(1) ** 2, A),
+    case("split", lambda lib, x: x.split([2, 1], 1)[0] ** 2, A),
+    case("cat", lambda lib, x, y: lib.cat([x * y, y], 1) ** 2, A, A),
 ]
 
 
@@ -572,6 +596,8 @@ def _edit(make_views, edit):
 MULTI_OUTPUT_EDITS = {
     "unbind_output": _edit(lambda lib, b: b.unbind(), lambda lib, b, v: v[1].add_(1)),
     "chunk_output": _edit(lambda lib, b: b.chunk(3), lambda lib, b, v: v[1].mul_(2)),
+    "split_output": _edit(lambda lib, b: b.split(3, 1), lambda lib, b, v: v[0].mul_(2)),
+    "split_with_sizes_output": _edit(lambda lib, b: b.split([1, 3]), lambda lib, b, v: v[1].add_(1)),
     "view_of_an_output": _edit(lambda lib, b: [b.unbind(1)[0].view(2, 2)], lambda lib, b, v: v[0].add_(1)),
     "slice_of_an_output": _edit(lambda lib, b: [b.chunk(2)[1][1:]], lambda lib, b, v: v[0].zero_()),
     "base_edited_then_grad_fn": _edit(lambda lib, b: b.unbind(), lambda lib, b, v: b.mul_(2)),
@@ -616,10 +642,56 @@ def test_exp_in_place_bumps_the_version_and_saves_its_result():
     lambda lib: lib.tensor(1.0).unbind(),
     lambda lib: lib.ones(2, 3).diagonal(0, 1, 1),
     lambda lib: lib.ones(2, 3).repeat(2),
+    lambda lib: lib.cat([lib.ones(1), 2]),
+    lambda lib: lib.cat([]),
+    lambda lib: lib.ones(3).split(0),
+    lambda lib: lib.ones(3).split([1, 1]),
+    lambda lib: lib.ones(2, 3).prod(2),
 ], ids=["where_two_ints", "where_float_int", "stack_a_number", "where_number_condition", "chunk_zero_chunks",
-        "unbind_0_dim", "diagonal_same_dims", "repeat_fewer_dims"])
+        "unbind_0_dim", "diagonal_same_dims", "repeat_fewer_dims", "cat_a_number", "cat_nothing", "split_size_0",
+        "split_sizes_short", "prod_dim_out_of_range"])
 def test_more_ops_take_and_refuse_what_torch_does(call):
     assert_same(call)
+
+
+@pytest.mark.parametrize("correction", [2, 3], ids=["n_equals_correction", "n_below_correction"])
+def test_var_of_too_few_elements_has_torch_gradient(correction):
+    """Where n - correction <= 0, torch's var gradient is NaN where an element equals its mean and
+    +-inf elsewhere, over all elements or along a dim; var_mean's mean alone never meets that factor."""
+    def scenario(lib):
+        x = lib.tensor([[2.0, 3.0], [4.0, 4.0]], requires_grad=True)
+        var, mean = lib.var_mean(x, 1, correction=correction)
+        whole = lib.autograd.grad(x.var(correction=2 * correction), x)
+        along_dim = lib.autograd.grad(x.var(1, correction=correction).sum(), x)
+        return whole, along_dim, lib.autograd.grad(mean.sum(), x), var, mean
+    assert_same(scenario, close=True)
+
+
+def test_set_takes_the_source_memory_and_a_new_grad_accumulator():
+    """set_ under no_grad: x takes the source's memory and size (a version more); a graph made before
+    keeps x's old AccumulateGrad, which autograd.grad no longer finds for x."""
+    def scenario(lib):
+        x = lib.ones(4, requires_grad=True)
+        before = x * 2
+        with lib.no_grad():
+            source = lib.arange(3.0)
+            x.set_(source)
+            source.add_(1)  # shared memory
+        try:
+            lib.autograd.grad(before.sum(), x)
+        except RuntimeError as error:
+            refused = str(error)
+        (x * x).sum().backward()
+        return x, x._version, x.grad, refused, x.data_ptr() == source.data_ptr()
+    assert_same(scenario)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.set_(lib.ones(2)),
+    lambda lib, x: _no_grad(lib, lambda: x.set_(lib.ones(2, dtype=lib.float64))),
+], ids=["leaf_requiring_grad", "other_dtype"])
+def test_set_refuses_what_torch_refuses(call):
+    assert_same(lambda lib: call(lib, lib.ones(2, requires_grad=True)))
 
 
 def _first_line_of_error(call):
