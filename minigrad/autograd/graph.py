@@ -9,8 +9,8 @@ from ..function import Node
 from .gradient_edge import GradientEdge, get_gradient_edge
 from .multi_grad import register_multi_grad_hook
 
-__all__ = ["GradientEdge", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks", "get_gradient_edge",
-           "increment_version", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["GradientEdge", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks",
+           "get_gradient_edge", "increment_version", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
 
 
 def increment_version(tensor):

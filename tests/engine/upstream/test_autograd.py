@@ -16,8 +16,9 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
 ``exp_``, ``sin_``, ``Function.clear_saved_tensors_on_access``,
-``autograd.graph.allow_mutation_on_saved_tensors`` and ``autograd.set_multithreading_enabled``. 272 tests are in it and restated below, each under its upstream name and class (upstream's
-int8 and int16 variants of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes;
+``autograd.graph.allow_mutation_on_saved_tensors`` and ``autograd.set_multithreading_enabled``. 272
+tests are in it and restated below, each under its upstream name and class (upstream's int8 and int16
+variants of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes;
 upstream's ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
 ``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
 245 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
