@@ -5,6 +5,7 @@ which is an input changed in place (``ctx.mark_dirty``), which has no gradient
 
 Imported by function.py, which assigns ``Tensor`` here once it exists (as for saved_tensors.py).
 """
+import functools
 import warnings
 
 import torch
@@ -25,6 +26,9 @@ ERR_DIRTY_VIEW_OF_MANY = (
     "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
     "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
     "need help to do this change.")
+ERR_SAVED_ACCESSED_TWICE = (
+    "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on the "
+    "autograd.Function. Either access saved_tensors only once, or set clear_saved_tensors_on_access=False.")
 
 
 class OutputInfo:
@@ -44,7 +48,8 @@ def wrap_outputs(ctx, record, inputs, out):
     of it; with no node, a view made in forward comes back as it is; other values pass through.
 
     Every tensor marked dirty has its version bumped first, returned or not (torch's ``_mark_dirty``),
-    and must be among the outputs."""
+    and must be among the outputs. The node of a Function with ``clear_saved_tensors_on_access``
+    becomes its ``_clearing`` kind, as torch reads that flag: at each apply."""
     outputs = out if isinstance(out, tuple) else (out,)
     dirty = {id(t): t for t in ctx._dirty}.values()
     ctx._dirty = ()  # torch lets go of them here too: a view marked dirty and its node would hold each other
@@ -93,6 +98,8 @@ def wrap_outputs(ctx, record, inputs, out):
     if not all(any(tensor is output for output in outputs) for tensor in dirty):
         raise RuntimeError(ERR_DIRTY_NOT_RETURNED)
     if record:
+        if ctx._forward_cls.clear_saved_tensors_on_access:
+            ctx.__class__ = _clearing(type(ctx))
         if len(outputs) > 1 or ctx._non_differentiable:
             ctx._outputs = infos
         if ctx._to_save:
@@ -119,3 +126,21 @@ def _check_dirty(tensor, is_input, output_count):
     if output_count > 1:
         raise RuntimeError(ERR_DIRTY_VIEW_OF_MANY)
     return True
+
+
+def _saved_tensors_once(node):
+    """``saved_tensors`` of the node of a Function with ``clear_saved_tensors_on_access``: the first
+    (in backward, or ``grad_fn.saved_tensors``) lets go of what the node saved, so that a tensor dies
+    with backward's last reference to it rather than with the node; a second is refused, as in torch."""
+    if node._accessed:
+        raise RuntimeError(ERR_SAVED_ACCESSED_TWICE)
+    tensors = tuple(map(node._unpack, node._saved))
+    node._saved, node._accessed = (), True
+    return tensors
+
+
+@functools.cache
+def _clearing(node_cls):
+    """``node_cls`` with ``_saved_tensors_once`` for ``saved_tensors``, under the same name: a class of
+    its own, so that every other node's ``saved_tensors`` stays as it is, with no check."""
+    return type(node_cls.__name__, (node_cls,), {"saved_tensors": property(_saved_tensors_once), "_accessed": False})

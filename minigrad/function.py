@@ -393,6 +393,9 @@ class Function:
     inplace_saves_self = False
     """The op saves its first input for backward, so its in-place form (``a.mul_(b)``) must save a
     copy of ``a``'s old values: the in-place edit would otherwise overwrite what backward needs."""
+    clear_saved_tensors_on_access = False
+    """torch's: when true (as apply finds it), the first ``ctx.saved_tensors`` lets go of the saved
+    tensors and a second is refused (``custom_function.wrap_outputs``)."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -25,6 +25,8 @@ class _State(threading.local):
     ``current_depth``): past ``engine.MAX_DEPTH`` the next one runs on a fresh thread."""
     running_node = None
     """The node whose backward runs under anomaly mode: nodes made meanwhile record it as their parent."""
+    multithreading_enabled = True
+    """``autograd.set_multithreading_enabled``: only remembered (see there)."""
 
 
 _state = _State()
@@ -47,6 +49,10 @@ def is_grad_enabled():
 
 def is_inference_mode_enabled():
     return _state.inference
+
+
+def is_multithreading_enabled():
+    return _state.multithreading_enabled
 
 
 class _Mode:
@@ -198,3 +204,27 @@ class inference_mode(_Mode):
         _state.grad_enabled = not self._args[0]
         _state.inference = self._args[0]
     # END EXERCISE 5
+
+
+class set_multithreading_enabled:
+    """torch runs a backward on a worker thread per accelerator unless this switch is off; minigrad's
+    backward always runs on the calling thread (as torch's does on the CPU), so the switch is only
+    remembered, for code that sets and reads it. As torch's: it takes effect on construction (a call
+    works as a function), a block puts back what was in force at construction, and as a decorator
+    each call of the function runs with its own copy (``clone``)."""
+
+    def __init__(self, mode):
+        self.prev = _state.multithreading_enabled
+        _state.multithreading_enabled = self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _state.multithreading_enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __call__(self, fn):
+        return _decorate(self.clone, fn)

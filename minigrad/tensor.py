@@ -421,7 +421,7 @@ class Tensor(TensorOps):
         view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
         else (a learner's object, whose ``apply`` could hand back any node) is refused."""
         if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
-                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu, ops.Exp):
+                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu, ops.Exp, ops.Sin):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)

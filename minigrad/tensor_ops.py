@@ -161,6 +161,10 @@ class TensorOps:
         """In place, as torch's: ExpBackward0 saves the result, that is self after the edit."""
         return self._inplace(ops.Exp, torch.Tensor.exp_)
 
+    def sin_(self):
+        """In place, as torch's: SinBackward0 saves self before the edit (a copy of it)."""
+        return self._inplace(ops.Sin, torch.Tensor.sin_)
+
     def tanh(self):
         return ops.Tanh.apply(self)
 

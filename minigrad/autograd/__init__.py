@@ -1,7 +1,8 @@
 """``minigrad.autograd``: backward() and grad(), checked and prepared as torch.autograd does, and
 what torch.autograd offers around them: custom Functions, gradcheck, saved-tensor hooks, anomaly mode,
 and ``Variable``, kept for its engine handle (final callbacks)."""
-from ..grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from ..grad_mode import (enable_grad, inference_mode, is_multithreading_enabled, no_grad, set_grad_enabled,
+                         set_multithreading_enabled)
 from . import function, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad, prepare_backward
@@ -10,5 +11,5 @@ from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "function", "grad", "gradcheck",
-           "gradgradcheck", "graph", "inference_mode", "no_grad", "prepare_backward", "set_detect_anomaly",
-           "set_grad_enabled"]
+           "gradgradcheck", "graph", "inference_mode", "is_multithreading_enabled", "no_grad", "prepare_backward",
+           "set_detect_anomaly", "set_grad_enabled", "set_multithreading_enabled"]

@@ -1,14 +1,16 @@
 """``minigrad.autograd.graph``: the graph's nodes as torch names them, and saved-tensor hooks — how a
 user sees (and changes) what a graph keeps for backward."""
 import contextlib
+import weakref
+from collections import defaultdict
 
 from .. import function, grad_mode
 from ..function import Node
 from .gradient_edge import GradientEdge, get_gradient_edge
 from .multi_grad import register_multi_grad_hook
 
-__all__ = ["GradientEdge", "Node", "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
-           "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["GradientEdge", "Node", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks",
+           "get_gradient_edge", "increment_version", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
 
 
 def increment_version(tensor):
@@ -76,3 +78,128 @@ class save_on_cpu(saved_tensors_hooks):
             return tensor.to(device)
 
         super().__init__(pack, unpack)
+
+
+# allow_mutation_on_saved_tensors, as torch builds it (torch/autograd/graph.py): a pair of saved-tensor
+# hooks that keep each saved tensor under a handle, and a step before every in-place edit that clones
+# a saved tensor about to be edited, so that backward gets the values it saved. torch identifies a
+# saved tensor by (id, data_ptr, version) and the memory an edit touches by (data_ptr, version), which
+# a view at the same address shares with its base (and one at an offset does not): so does minigrad.
+_allow_mutation_on_saved_tensors_enabled = False
+
+
+def _get_tid(tensor):
+    return id(tensor), tensor._data.data_ptr(), tensor._version
+
+
+def _get_sid(tensor):
+    return tensor._data.data_ptr(), tensor._version
+
+
+class _Handle:
+    """What the graph keeps of a saved tensor: the context maps it to the tensor, or to its clone."""
+
+
+class _AllowMutationOnSavedContext:
+    """What ``allow_mutation_on_saved_tensors`` yields, as torch's: ``cloned`` and ``original`` (the
+    tensor under each handle the graph keeps, cloned or not: an entry goes when its graph lets go of
+    the handle), ``tid_to_weakhandle`` (the handle of each saved tensor still kept) and ``sid_to_tid``."""
+
+    def __init__(self):
+        self.cloned = weakref.WeakKeyDictionary()
+        self.original = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
+        self.sid_to_tid = defaultdict(set)
+
+    def clear(self):
+        self.cloned.clear()
+        self.original.clear()
+        self.tid_to_weakhandle.clear()
+        self.sid_to_tid.clear()
+
+
+ERR_OUTSIDE_CONTEXT = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    "in which the graph was originally recorded."  # sic: torch's message has no space there
+)
+
+
+class _swap_with_cloned(saved_tensors_hooks):
+    """The hooks: pack keeps the tensor under a handle (the same tensor at the same version, saved
+    again, under the same handle); unpack gives its clone if an edit made one, else the tensor."""
+
+    def __init__(self, ctx):
+        def pack_hook(tensor):
+            tid = _get_tid(tensor)
+            ctx.sid_to_tid[_get_sid(tensor)].add(tid)
+            handle = ctx.tid_to_weakhandle.get(tid)
+            if handle is None:
+                handle = ctx.tid_to_weakhandle[tid] = _Handle()
+                ctx.original[handle] = tensor
+            return handle
+
+        def unpack_hook(handle):
+            if not _allow_mutation_on_saved_tensors_enabled:
+                raise AssertionError(ERR_OUTSIDE_CONTEXT)
+            if handle in ctx.cloned:
+                return ctx.cloned[handle]
+            if handle not in ctx.original:
+                raise AssertionError(ERR_OUTSIDE_CONTEXT)
+            return ctx.original[handle]
+
+        super().__init__(pack_hook, unpack_hook)
+
+
+def _clone_if_saved(ctx, tensor):
+    """Before ``tensor``'s memory is edited: clone each saved tensor at that memory and version that
+    a graph still keeps (once), so that the graph's handle now gives the clone."""
+    for tid in ctx.sid_to_tid.get(_get_sid(tensor), ()):
+        handle = ctx.tid_to_weakhandle.get(tid)
+        if handle is None or handle in ctx.cloned:  # no graph keeps it any more, or cloned already
+            continue
+        ctx.cloned[handle] = function.Tensor(ctx.original.pop(handle)._data.clone())
+
+
+class _CloneArgBeforeMutate:
+    """torch's _CloneArgBeforeMutateMode, a dispatch mode that sees every op writing into a tensor.
+    minigrad's in-place edits all go through two Tensor methods, ``_mutate`` (an edit autograd does
+    not record) and ``_record_inplace`` (one it records): while in force, this swaps them for ones
+    that run ``_clone_if_saved`` first, so that ops pay nothing when no such context is in force.
+    (The swap holds in every thread, where torch's mode holds in the thread that entered it.)"""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __enter__(self):
+        tensor = function.Tensor
+        self.methods = tensor._mutate, tensor._record_inplace
+        tensor._mutate, tensor._record_inplace = (self._cloning_first(m) for m in self.methods)
+
+    def __exit__(self, *exc):
+        function.Tensor._mutate, function.Tensor._record_inplace = self.methods
+
+    def _cloning_first(self, edit):
+        ctx = self.ctx
+
+        def cloning_first(tensor, *args):
+            _clone_if_saved(ctx, tensor)
+            return edit(tensor, *args)
+        return cloning_first
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Tensors saved for backward may be edited in place inside: a saved tensor is cloned before its
+    first edit, and backward uses the clone. Forward and backward must both run inside the same
+    context. As torch's, a nested one raises, and then leaves the outer one switched off too."""
+    global _allow_mutation_on_saved_tensors_enabled
+    ctx = _AllowMutationOnSavedContext()
+    with _swap_with_cloned(ctx), _CloneArgBeforeMutate(ctx):
+        try:
+            if _allow_mutation_on_saved_tensors_enabled:
+                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+            _allow_mutation_on_saved_tensors_enabled = True
+            yield ctx
+        finally:
+            ctx.clear()
+            _allow_mutation_on_saved_tensors_enabled = False

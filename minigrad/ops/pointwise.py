@@ -46,6 +46,7 @@ class Log(Function):
 class Sin(Function):
     node_name = "SinBackward0"
     saved_names = ("self",)
+    inplace_saves_self = True
 
     @staticmethod
     def forward(ctx, a):

@@ -331,3 +331,35 @@ def test_an_inference_tensor_mixed_with_normal_tensors_in_place():
             seen.append([_attempt(lambda: a.mul_(c)), a, a._version, flags(a)])
         return seen
     assert_same(scenario)
+
+
+def test_set_multithreading_enabled():
+    """As a call, a block (which puts back what was in force when it was made) and a decorator; each
+    thread has its own switch. minigrad's backward runs on the calling thread whatever it says."""
+    def scenario(lib):
+        autograd, seen = lib.autograd, []
+        with autograd.set_multithreading_enabled(False):
+            seen.append(autograd.is_multithreading_enabled())
+            autograd.set_multithreading_enabled(True)
+            seen.append(autograd.is_multithreading_enabled())
+        seen.append(autograd.is_multithreading_enabled())
+
+        @autograd.set_multithreading_enabled(False)
+        def inside():
+            return autograd.is_multithreading_enabled()
+        seen.append(autograd.is_multithreading_enabled())  # making the decorator switched it off
+        autograd.set_multithreading_enabled(True)
+        seen.append(inside())
+        seen.append(autograd.is_multithreading_enabled())
+
+        autograd.set_multithreading_enabled(False)
+        elsewhere = []
+        thread = threading.Thread(target=lambda: elsewhere.append(autograd.is_multithreading_enabled()))
+        thread.start()
+        thread.join()
+        seen.append((autograd.is_multithreading_enabled(), elsewhere))
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).sum().backward()
+        autograd.set_multithreading_enabled(True)
+        return seen, x.grad
+    assert_same(scenario)

@@ -15,12 +15,13 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
 autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
-``exp_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_`` and ``data_ptr``. 270 tests are in
-it and restated below, each under its upstream name and class (upstream's int8 and int16 variants
-of test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
-``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
-``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
-247 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
+``exp_``, ``sin_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_``, ``data_ptr``,
+``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors`` and
+``autograd.set_multithreading_enabled``. 283 tests are in it and restated below, each under its
+upstream name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats
+are left out: not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's
+memory, is written ``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
+234 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -2081,6 +2082,45 @@ class TestAutograd(TestCase):
             run()
             for ref in refs:
                 self.assertIsNone(ref())  # neither the forward's tensor nor the recomputed one lives on
+
+    def test_clear_saved_tensors_on_access(self):
+        class SavesInput(Function):
+            clear_saved_tensors_on_access = True
+
+            @staticmethod
+            def forward(ctx, t):
+                ctx.save_for_backward(t)
+                return t.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                (t,) = ctx.saved_tensors
+                ref = weakref.ref(t)
+                del t
+                self.assertIsNone(ref())  # the node let go of it: the name was its last reference
+                return grad
+
+        x = torch.randn(3, requires_grad=True)
+        SavesInput.apply(x.clone()).sum().backward()
+
+    def test_clear_saved_tensors_on_access_double_access_error(self):
+        class ReadsTwice(Function):
+            clear_saved_tensors_on_access = True
+
+            @staticmethod
+            def forward(ctx, t):
+                ctx.save_for_backward(t)
+                return t.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                ctx.saved_tensors
+                ctx.saved_tensors
+                return grad
+
+        y = ReadsTwice.apply(torch.randn(3, requires_grad=True))
+        with self.assertRaisesRegex(RuntimeError, "can only be accessed once"):
+            y.sum().backward()
 
     def test_detach(self):
         x = torch.randn(10, 10, requires_grad=True)
@@ -4396,6 +4436,131 @@ class TestAutogradDeviceType(TestCase):
             self.assertEqual(p.grad.device, torch.device("cpu"))
 
 
+class TestAllowMutationOnSaved(TestCase):
+    def assertClonedLenEqual(self, ctx, n):
+        self.assertEqual(len(list(ctx.cloned.items())), n)
+
+    def assertTIDMapLenEqual(self, ctx, n):
+        self.assertEqual(len(list(ctx.tid_to_weakhandle.items())), n)
+
+    def _backward_after_editing(self, a, edit_view):
+        """a's gradient through (b ** 2).sum(), b a clone of a edited by sin_ (through a view of it
+        when ``edit_view``) after the power saved it."""
+        b = a.clone()
+        edited = b.view_as(b) if edit_view else b
+        out = (b ** 2).sum()
+        edited.sin_()
+        out.sum().backward()
+        return a.grad
+
+    def _check_mutation_allowed(self, edit_view):
+        a = torch.rand(2, 3, requires_grad=True)
+        with self.assertRaisesRegex(RuntimeError, "variables needed for gradient computation has been modified by "
+                                                  "an inplace"):
+            self._backward_after_editing(a, edit_view)
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            da = self._backward_after_editing(a, edit_view)
+        self.assertTrue(torch.allclose(a * 2, da))
+        self.assertClonedLenEqual(ctx, 0)
+
+    def test_basic(self):
+        self._check_mutation_allowed(edit_view=False)
+
+    def test_views(self):
+        self._check_mutation_allowed(edit_view=True)
+
+    def test_save_base_and_modify_view(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            a = torch.rand(2, 3, requires_grad=True)
+            b = a.clone()
+            view = b[:1]
+            out = b ** 2
+            view *= 10
+            out.sum().backward()
+            self.assertClonedLenEqual(ctx, 0)
+        self.assertClonedLenEqual(ctx, 0)
+        self.assertTrue(torch.allclose(a * 2, a.grad))
+
+    def test_save_view_modify_base(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            a = torch.rand(2, 3, requires_grad=True)
+            b = a.clone()
+            view = b[:]
+            out = (view ** 2).sum()
+            b *= 2
+            out.backward()
+            self.assertTrue(torch.allclose(a * 2, a.grad))
+
+    def test_double_backward(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            a = torch.rand(2, 3, requires_grad=True)
+            b = a.clone()
+            out = (b ** 2).sum()
+            b.sin_()
+            torch.autograd.grad(out, a, create_graph=True)
+            (da,) = torch.autograd.grad(out, a, create_graph=True)
+            (d2a,) = torch.autograd.grad(da.sum(), a)
+        self.assertTrue(torch.allclose(torch.ones_like(a) * 2, d2a))
+        self.assertClonedLenEqual(ctx, 0)
+
+    def test_saved_but_not_anymore(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            a = torch.randn(2, 3, requires_grad=True).clone()
+            out = (a ** 2).sum()
+            self.assertTIDMapLenEqual(ctx, 1)
+            self.assertClonedLenEqual(ctx, 0)
+            out.backward()
+            a.sin_()  # saved once, but backward freed it: nothing to clone
+            self.assertClonedLenEqual(ctx, 0)
+            out = (a ** 2).sum()
+            a.sin_()
+            self.assertClonedLenEqual(ctx, 1)
+            del out
+            self.assertClonedLenEqual(ctx, 0)
+
+    def test_saved_same_tensor_many_times(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            a = torch.randn(2, 3, requires_grad=True).clone()
+            b = a ** 2
+            c = a ** 2
+            a.sin_()
+            self.assertClonedLenEqual(ctx, 1)  # one clone for both graphs
+            del b, c
+            self.assertClonedLenEqual(ctx, 0)
+
+    def test_saved_same_tensor_different_versions(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            a = torch.randn(2, 3, requires_grad=True).clone()
+            b = a ** 2
+            a.sin_()
+            c = a ** 2
+            a.sin_()
+            self.assertClonedLenEqual(ctx, 2)
+            del b
+            self.assertClonedLenEqual(ctx, 1)
+            del c
+            self.assertClonedLenEqual(ctx, 0)
+
+    def test_backward_out_of_context(self):
+        msg = "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            out = (torch.rand(2, 3, requires_grad=True) ** 2).sum()
+        with self.assertRaisesRegex(AssertionError, msg):
+            out.backward()
+
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            out = (torch.rand(2, 3, requires_grad=True) ** 2).sum()
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():  # another one
+            with self.assertRaisesRegex(AssertionError, msg):
+                out.backward()
+
+    def test_disallow_nesting(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors():
+            with self.assertRaisesRegex(RuntimeError, "allow_mutation_on_saved_tensors contexts cannot be nested"):
+                with torch.autograd.graph.allow_mutation_on_saved_tensors():
+                    pass
+
+
 class TestAutogradInferenceMode(TestCase):
     def test_inference_mode_context_manager(self):
         self.assertFalse(torch.is_inference_mode_enabled())
@@ -4781,6 +4946,26 @@ class TestMultithreadAutograd(TestCase):
             Fails.apply(torch.rand(10, requires_grad=True)).sum().backward()
         except Exception:
             self.assertIn('raise ValueError("something")', "\n".join(traceback.format_tb(sys.exc_info()[2])))
+
+    def test_set_multithreading_enabled_as_context_manager_and_function(self):
+        enabled = torch.autograd.is_multithreading_enabled
+        with torch.autograd.set_multithreading_enabled(False):
+            self.assertFalse(enabled())
+        self.assertTrue(enabled())
+
+        with torch.autograd.set_multithreading_enabled(True):
+            self.assertTrue(enabled())
+        self.assertTrue(enabled())
+
+        with torch.autograd.set_multithreading_enabled(False):
+            torch.autograd.set_multithreading_enabled(True)  # as a function, inside the block
+            self.assertTrue(enabled())
+        self.assertTrue(enabled())
+
+        torch.autograd.set_multithreading_enabled(False)
+        self.assertFalse(enabled())
+        torch.autograd.set_multithreading_enabled(True)
+        self.assertTrue(enabled())
 
     def test_custom_function_propagates_errors_from_device_thread(self):
         if not TEST_CUDA:

@@ -1,0 +1,244 @@
+"""Issue 37: what a graph keeps for backward, edited in place under
+``autograd.graph.allow_mutation_on_saved_tensors`` and let go of by a Function with
+``clear_saved_tensors_on_access``; each scenario run with torch and with minigrad."""
+import weakref
+
+import pytest
+
+import minigrad
+from coursekit.testing import assert_same
+
+
+def allow_mutation(torch):
+    return torch.autograd.graph.allow_mutation_on_saved_tensors()
+
+
+def counts(ctx):
+    return len(ctx.tid_to_weakhandle), len(list(ctx.cloned.items())), len(list(ctx.original.items()))
+
+
+EDITS = {
+    "sin_": lambda b: b.sin_(),
+    "exp_": lambda b: b.exp_(),
+    "mul_ of a view": lambda b: b[1:].mul_(3),
+    "setitem": lambda b: b.__setitem__(0, 5.0),
+    "under no_grad": lambda b: b.mul_(2),
+}
+
+
+def edited_after_saving(torch, edit):
+    """b saved by two nodes (the same handle), then edited: the graph still computes with b's
+    values before the edit; what the context keeps at each step."""
+    x = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    steps = []
+    with allow_mutation(torch) as ctx:
+        b = x * 1
+        out = (b * b).sum() + b.pow(2).sum()
+        steps.append(counts(ctx))
+        with torch.set_grad_enabled(edit != "under no_grad"):
+            EDITS[edit](b)
+        steps.append(counts(ctx))
+        out.backward()
+        steps.append(counts(ctx))
+    return x.grad, b, steps, counts(ctx)
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_a_saved_tensor_edited_in_place_is_cloned_first(edit):
+    assert_same(edited_after_saving, edit, close=True)
+
+
+def without_the_context(torch):
+    x = torch.tensor([0.5, 1.0], requires_grad=True)
+    b = x * 1
+    out = (b * b).sum()
+    b.sin_()
+    out.backward()
+
+
+def test_without_the_context_the_edit_fails_backward():
+    assert_same(without_the_context)
+
+
+def view_at_an_offset(torch):
+    """torch tells the memory an edit touches by its address: a saved view that starts further on is
+    not cloned when its base is edited, and backward sees the new values (no version check: the
+    graph keeps handles)."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with allow_mutation(torch) as ctx:
+        b = x * 1
+        view = b[1:]
+        out = (view * view).sum()
+        b.mul_(10)
+        cloned = counts(ctx)
+        out.backward()
+    return cloned, x.grad
+
+
+def test_a_saved_view_at_another_address_is_not_cloned():
+    assert_same(view_at_an_offset)
+
+
+def backward_elsewhere(torch, where):
+    with allow_mutation(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        out = (x * x).sum()
+    if where == "outside":
+        out.backward()
+    else:
+        with allow_mutation(torch):
+            out.backward()
+
+
+@pytest.mark.parametrize("where", ["outside", "in another context"])
+def test_backward_outside_the_context_that_recorded_the_graph(where):
+    assert_same(backward_elsewhere, where)
+
+
+def nested(torch):
+    """A nested context is refused, and, as in torch, its exit switches the outer one off too."""
+    seen = []
+    with allow_mutation(torch):
+        try:
+            with allow_mutation(torch):
+                pass
+        except RuntimeError as error:
+            seen.append(str(error))
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        out = (x * x).sum()
+        try:
+            out.backward()
+        except AssertionError as error:
+            seen.append(str(error))
+    return seen
+
+
+def test_nesting_is_refused():
+    assert_same(nested)
+
+
+def test_edits_pay_nothing_outside_the_context():
+    """minigrad swaps the two methods every in-place edit goes through only while a context is in
+    force, and puts them back however the block ends."""
+    methods = minigrad.Tensor._mutate, minigrad.Tensor._record_inplace
+    with pytest.raises(ValueError):
+        with minigrad.autograd.graph.allow_mutation_on_saved_tensors():
+            assert (minigrad.Tensor._mutate, minigrad.Tensor._record_inplace) != methods
+            raise ValueError
+    assert (minigrad.Tensor._mutate, minigrad.Tensor._record_inplace) == methods
+
+
+# --- Function.clear_saved_tensors_on_access -------------------------------------------------------
+
+
+def clearing_function(torch, clear=True):
+    class Scale(torch.autograd.Function):
+        clear_saved_tensors_on_access = clear
+
+        @staticmethod
+        def forward(ctx, t, w):
+            out = t * w
+            ctx.save_for_backward(t, None, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            t, none, out = ctx.saved_tensors
+            return grad * 2, None
+
+    return Scale
+
+
+def attempt(fn):
+    try:
+        return fn()
+    except RuntimeError as error:
+        return str(error)
+
+
+def accesses(torch):
+    """Each access of saved_tensors, in backward and through grad_fn, before and after backward."""
+    Scale = clearing_function(torch)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    y = Scale.apply(x, 3.0)
+    seen.append(attempt(lambda: len(y.grad_fn.saved_tensors)))
+    seen.append(attempt(lambda: y.grad_fn.saved_tensors))
+    seen.append(attempt(lambda: y.sum().backward()))  # backward's own access is the second
+    y = Scale.apply(x, 3.0)
+    seen.append(attempt(lambda: y.sum().backward(retain_graph=True)))
+    seen.append(attempt(lambda: y.grad_fn.saved_tensors))
+    y = Scale.apply(x, 3.0)
+    with torch.no_grad():
+        Scale.apply(x, 3.0)  # a forward that records nothing
+    return seen, x.grad
+
+
+def test_saved_tensors_can_be_read_once():
+    assert_same(accesses)
+
+
+def read_at_apply(torch):
+    """torch reads the flag when the Function is applied: a graph keeps what it was then."""
+    Scale = clearing_function(torch, clear=False)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    before = Scale.apply(x, 3.0)
+    Scale.clear_saved_tensors_on_access = True
+    after = Scale.apply(x, 3.0)
+    Scale.clear_saved_tensors_on_access = False
+    reads = []
+    for y in (before, after):
+        y.sum().backward(retain_graph=True)
+        reads.append(attempt(lambda: len(y.grad_fn.saved_tensors)))
+    return reads, type(after.grad_fn).__name__, after.grad_fn.name()
+
+
+def test_the_flag_is_read_when_the_function_is_applied():
+    assert_same(read_at_apply)
+
+
+def never_read(torch):
+    """A node whose backward never read what it saved frees it as any other: then the error is torch's
+    "second time" one."""
+    class Ignores(clearing_function(torch)):
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None
+
+    y = Ignores.apply(torch.tensor([1.0], requires_grad=True), 2.0)
+    y.sum().backward()
+    return attempt(lambda: y.grad_fn.saved_tensors)
+
+
+def test_a_node_that_never_read_its_saved_tensors_frees_them_after_backward():
+    assert_same(never_read)
+
+
+def freed_in_backward(torch):
+    """The tensor backward read dies with backward's last name for it, before the node does."""
+    alive = []
+
+    class Keeps(torch.autograd.Function):
+        clear_saved_tensors_on_access = True
+
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            (t,) = ctx.saved_tensors
+            ref = weakref.ref(t)
+            del t
+            alive.append(ref() is not None)
+            return grad
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = Keeps.apply(x * 2)
+    y.sum().backward()
+    return alive, x.grad
+
+
+def test_a_tensor_read_once_dies_with_backwards_reference():
+    assert_same(freed_in_backward)
