@@ -8,7 +8,7 @@ Each engine runs each workload in its own idiom, on one thread, and gets a ratio
              scalars, with the tanh of its lecture: its engine has none);
   MLP        784-256-10, batch 64, float32: forward, MSE loss, backward (torch and minigrad:
              nn.Linear + MSELoss; the others: plain ops on arrays);
-  views      100 in-place edits of views of an 8x8 tensor (a row times w, a column plus one, in
+  views      40 in-place edits of views of an 8x8 tensor (a row times w, a column plus one, in
              turn), then backward;
   chain      backward alone through a chain of 1e5 nodes ``y = y*1.0001 + 0.0``.
 A workload an engine cannot run prints n/a and why, in a word.
@@ -31,7 +31,7 @@ from engine import SMALL_OPS, best_time, mlp_step_timer, small_ops_timer  # noqa
 import minigrad  # noqa: E402
 
 torch.set_num_threads(1)
-VIEW_EDITS = 100
+VIEW_EDITS = 40
 PEERS = {"micrograd": "micrograd", "autograd": "autograd", "mygrad": "mygrad"}  # import name: pip name
 
 
