@@ -32,7 +32,6 @@ import minigrad  # noqa: E402
 
 torch.set_num_threads(1)
 VIEW_EDITS = 40
-PEERS = {"micrograd": "micrograd", "autograd": "autograd", "mygrad": "mygrad"}  # import name: pip name
 
 
 def stepped(step):
@@ -258,7 +257,7 @@ def main():
                             [("micrograd", micrograd), ("HIPS autograd", hips), ("mygrad", mygrad)]):
         module = name.split()[-1]
         if importlib.util.find_spec(module) is None:
-            print(f"{name}: not installed: pip install {PEERS[module]}")
+            print(f"{name}: not installed: pip install {module}")
         else:
             engines[name] = workloads(args.chain)
 
