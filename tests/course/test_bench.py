@@ -37,6 +37,16 @@ def test_engine_bench_prints_every_ratio_within_reach_of_its_target(bench):
     assert scaling <= 18, f"a chain 10x as long took {scaling}x as long: not linear\n{out}"
 
 
+def test_peers_bench_keeps_minigrad_within_reach_of_torch(bench):
+    out = bench("bench/peers.py", "--no-peers", "--seconds", "1", "--chain", "10000")
+    header, *rows = [[cell.strip() for cell in line.split("|")] for line in out.splitlines() if "|" in line]
+    assert header == ["workload", "torch", "minigrad"] and len(rows) == 4, out
+    # small ops, MLP, view edits, chain: about 2.5x their ratios on a busy two-core machine (3.2-4.1, 1.2-1.3,
+    # 7.4-13, 0.8-2.1), so that noise passes and a change of kind (a new cost on every op) does not
+    for (workload, _, ratio), bound in zip(rows, (10, 3, 25, 5)):
+        assert 0 < float(ratio.rstrip("x")) <= bound, (workload, out)
+
+
 def test_validate_bench_validates_every_solved_exercise(bench):
     out = bench("bench/validate.py", "--runs", "1")
     lines = [line for line in out.splitlines() if line.startswith("ex")]
