@@ -444,7 +444,8 @@ class Function:
             needs = _needs_input_grad(inputs)
             record = True in needs and not (cls.is_view and args[0]._is_inference)
         ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(inputs, cls)
-        state.grad_enabled = False
+        if enabled:
+            state.grad_enabled = False
         try:
             if cls._separate_setup:
                 out = cls.forward(*args)
