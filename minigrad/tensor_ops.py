@@ -2,6 +2,7 @@
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
 torch's Tensor does in Python around them: ``copy.deepcopy(x)``."""
 import copy
+import warnings
 
 import torch
 
@@ -395,13 +396,42 @@ class TensorOps:
         return ops.Repeat.apply(self, _shape_arg(repeats))
 
     def __getitem__(self, key):
-        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch. A
-        key that leaves the whole tensor gives a new view all the same: a slice for a lone slice
-        (``x[:]``), an alias for a tuple or ``...``, as in torch."""
-        out = self._indexed(key)
+        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch; index
+        tensors, lists and masks in the key then pick from that view into a new tensor (IndexBackward0,
+        not a view). A key that leaves the whole tensor gives a new view all the same: a slice for a
+        lone slice (``x[:]``), an alias for a tuple or ``...``, as in torch."""
+        out, indices = self._indexed(key)
+        if indices:
+            return ops.Index.apply(out, indices)
         if out is not self:
             return out
         return ops.Slice.apply(self, 0, key) if isinstance(key, slice) else ops.Alias.apply(self)
+
+    def __setitem__(self, key, value):
+        """``x[key] = value`` as torch's setitem: an in-place copy into the view the key's ints, slices,
+        None and ... pick (x itself when they take it whole: ``x[:] = v``); with index tensors, lists
+        or masks in the key, an ``index_put_`` on that view (IndexPutBackward0), of value without its
+        leading dims of size 1. A number becomes a 0-dim tensor of x's dtype on x's device, or on
+        the CPU for x on CUDA (a CPU scalar, which fills), as in torch."""
+        if not isinstance(value, Tensor):
+            value = Tensor(torch.tensor(value, dtype=self.dtype, device="cpu" if self.is_cuda else self.device))
+        if not (grad_mode._state.grad_enabled and (self.requires_grad or value.requires_grad)):
+            self._mutate(torch.Tensor.__setitem__, _storage_key(key), value._data)
+            return
+        target, indices = self._indexed(key)
+        shape = list(value.shape)
+        while shape and shape[0] == 1:
+            shape.pop(0)
+        if indices:
+            value = value if len(shape) == value.dim() else value.view(shape)
+            target._inplace(ops.IndexPut, _index_put_, indices, value, False)
+        elif value.shape == target.shape:
+            target.copy_(value)
+        elif value.dim() == 0 and value.device.type == "cpu":
+            target._inplace(ops.FillTensor, torch.Tensor.fill_, value)
+        else:
+            value = value.view(shape)
+            target.copy_(value if value.shape == target.shape else value.expand(target.shape))
 
     def _is_view(self):
         """Whether this tensor is a view that autograd tracks as one (torch's is_view): not an
@@ -409,22 +439,23 @@ class TensorOps:
         return self._view is not None and not self._is_inference
 
     def _indexed(self, key):
-        """``self[key]`` as torch's indexing makes it before ``__getitem__`` makes it a new tensor: a
-        slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is a select
-        alone), so a key of such slices and ``...`` gives self (what ``x[:] = v`` edits)."""
+        """``self[key]`` as torch's indexing takes it apart (``applySlicing``): the view its ints,
+        slices, None and ... make, and the index tensors that pick from that view (lists become
+        tensors), one per dim from the first, None for a dim taken whole; a mask takes as many dims
+        as it has. A slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is
+        a select alone), so a key of such slices and ``...`` gives self (what ``x[:] = v`` edits)."""
         if not isinstance(key, tuple):
-            if self.dim() == 0 and isinstance(key, (int, slice)):
+            if self.dim() == 0 and isinstance(key, (int, slice)) and not isinstance(key, bool):
                 raise IndexError(_zero_dim_index_error(key))
-            key = (key,)
-        if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis for k in key):
-            raise TypeError("minigrad indexes with ints, slices, None and ... only")
-        specified = sum(k is not None and k is not Ellipsis for k in key)
+            key = tuple(key) if _sequence_as_tuple(key) else (key,)
+        key = tuple([_index_of(k, self) for k in key])
+        specified = sum(map(_dims_indexed, key))
         if specified > self.dim():
             raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
         if Ellipsis in key:
             at = key.index(Ellipsis)
             key = key[:at] + (slice(None),) * (self.dim() - specified) + key[at + 1:]
-        out, dim = self, 0
+        out, dim, indices, covered = self, 0, [], 0
         for k in key:
             if k is None:
                 out = ops.Unsqueeze.apply(out, dim)
@@ -433,9 +464,16 @@ class TensorOps:
                 if not _whole(k, out.shape[dim]):
                     out = ops.Slice.apply(out, dim, k)
                 dim += 1
-            else:
+            elif isinstance(k, int):
                 out = ops.Select.apply(out, dim, _check_index(out, dim, k))
-        return out
+            else:
+                if k.dim() == 0 and k.dtype == torch.bool:  # a new dim of size 1, kept (True) or emptied
+                    out = ops.Unsqueeze.apply(out, dim)
+                    k = Tensor(torch.zeros(1 if k._data.item() else 0, dtype=torch.long, device=self.device))
+                indices += [None] * (dim - covered)
+                indices.append(k)
+                dim = covered = dim + _dims_indexed(k)
+        return out, tuple(indices)
 
     # --- Python protocols -------------------------------------------------------------------
     def __deepcopy__(self, memo):
@@ -504,6 +542,62 @@ def _shape_arg(shape):
 def _whole(piece, size):
     """Whether a slice takes a whole dim of ``size``, in order (torch's indexing leaves that dim as it is)."""
     return piece.start in (None, 0) and (piece.stop is None or piece.stop >= size) and piece.step in (None, 1)
+
+
+def _sequence_as_tuple(key):
+    """Whether torch takes a key that is not a tuple as one (numpy's old rule, deprecated): a list
+    shorter than 32 that holds a tensor, a sequence, a slice, ... or None."""
+    if not isinstance(key, list) or len(key) >= 32:
+        return False
+    if any(isinstance(k, (Tensor, list, tuple, slice)) or k is None or k is Ellipsis for k in key):
+        warnings.warn(WARN_SEQUENCE_INDEX, UserWarning, stacklevel=4)
+        return True
+    return False
+
+
+WARN_SEQUENCE_INDEX = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
+    "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+    "which will result either in an error or a different result")
+
+
+def _index_of(k, tensor):
+    """One entry of a key as ``_indexed`` takes it: a list becomes a tensor on ``tensor``'s device
+    (of bools if it holds bools, else of longs, as torch's ``indexing_tensor_from_data``), a Python
+    bool a 0-dim bool tensor, a 0-dim integer tensor its int (a select); anything else torch refuses."""
+    if isinstance(k, bool):
+        return Tensor(torch.tensor(k))
+    if k is None or k is Ellipsis or isinstance(k, (int, slice)):
+        return k
+    if isinstance(k, Tensor):
+        integral = not (k._data.is_floating_point() or k.dtype in (torch.bool, torch.uint8))
+        return int(k._data.item()) if k.dim() == 0 and integral else k
+    if isinstance(k, (list, tuple, str)):  # a str is a sequence too: torch.tensor refuses it
+        data = torch.tensor(k, device=tensor.device)
+        return Tensor(data if data.dtype in (torch.bool, torch.uint8) else data.long())
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                     f"indices (got {type(k).__name__})")
+
+
+def _dims_indexed(k):
+    """How many of the indexed tensor's dims a key entry takes (torch's ``count_specified_dimensions``)."""
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, Tensor) and k.dtype in (torch.bool, torch.uint8):
+        return k.dim()
+    return 1
+
+
+def _storage_key(key):
+    """The key for storage's own setitem: minigrad tensors in it as their storage."""
+    if isinstance(key, tuple):
+        return tuple([k._data if isinstance(k, Tensor) else k for k in key])
+    return key._data if isinstance(key, Tensor) else key
+
+
+def _index_put_(data, indices, values, accumulate):
+    """The storage op of ``index_put_`` with minigrad's indices."""
+    return data.index_put_(ops.shapes.storage_indices(indices), values, accumulate)
 
 
 def _zero_dim_index_error(key):
