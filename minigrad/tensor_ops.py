@@ -1,4 +1,4 @@
-"""Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, matmul): each
+"""Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, ``x[i] = v``, matmul): each
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
 torch's Tensor does in Python around them: ``copy.deepcopy(x)``."""
 import copy
@@ -342,8 +342,10 @@ class TensorOps:
             return ops.ReshapeAlias.apply(self, shape)
         return ops.View.apply(self, shape)
 
-    def contiguous(self):
-        return self if self._data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+    def contiguous(self, memory_format=torch.contiguous_format):
+        if self._data.is_contiguous(memory_format=memory_format):
+            return self
+        return ops.Clone.apply(self, memory_format)
 
     def narrow(self, dim, start, length):
         """``length`` entries from ``start`` along ``dim``: a slice (SliceBackward0), as in torch."""
@@ -447,9 +449,12 @@ class TensorOps:
         if not isinstance(key, tuple):
             if self.dim() == 0 and isinstance(key, (int, slice)) and not isinstance(key, bool):
                 raise IndexError(_zero_dim_index_error(key))
-            key = tuple(key) if _sequence_as_tuple(key) else (key,)
-        key = tuple([_index_of(k, self) for k in key])
-        specified = sum(map(_dims_indexed, key))
+            key = tuple(key) if type(key) is list and _sequence_as_tuple(key) else (key,)
+        if all(type(k) in _BASIC_INDICES for k in key):
+            specified = sum(k is not None and k is not Ellipsis for k in key)
+        else:
+            key = tuple([_index_of(k, self) for k in key])
+            specified = sum(map(_dims_indexed, key))
         if specified > self.dim():
             raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
         if Ellipsis in key:
@@ -544,10 +549,14 @@ def _whole(piece, size):
     return piece.start in (None, 0) and (piece.stop is None or piece.stop >= size) and piece.step in (None, 1)
 
 
+_BASIC_INDICES = (int, slice, type(None), type(Ellipsis))
+"""The types of the key entries that make views only (a bool is not one: it indexes)."""
+
+
 def _sequence_as_tuple(key):
-    """Whether torch takes a key that is not a tuple as one (numpy's old rule, deprecated): a list
-    shorter than 32 that holds a tensor, a sequence, a slice, ... or None."""
-    if not isinstance(key, list) or len(key) >= 32:
+    """Whether torch takes a list key as a tuple (numpy's old rule, deprecated): a list shorter than 32
+    that holds a tensor, a sequence, a slice, ... or None."""
+    if len(key) >= 32:
         return False
     if any(isinstance(k, (Tensor, list, tuple, slice)) or k is None or k is Ellipsis for k in key):
         warnings.warn(WARN_SEQUENCE_INDEX, UserWarning, stacklevel=4)
