@@ -5,7 +5,7 @@ import weakref
 
 import torch
 
-from . import autograd, function, grad_mode, ops, saved_tensors, tensor_ops, views
+from . import autograd, function, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
 from .tensor_ops import MaxResult, TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
 from .utils.hooks import RemovableHandle
 
@@ -510,9 +510,9 @@ class Tensor(TensorOps):
         return self._mutate(storage_op, *args)
 
 
-# TensorOps' methods make Tensors and tell them from numbers. tensor_ops.py can't import this module
-# (this module imports it): it gets the class here, now that it exists.
-tensor_ops.Tensor = Tensor
+# TensorOps' methods and indexing make Tensors and tell them from numbers. tensor_ops.py and indexing.py
+# can't import this module (this module imports them): they get the class here, now that it exists.
+tensor_ops.Tensor = indexing.Tensor = Tensor
 
 
 def _add_suffix(text, suffix):

@@ -2,11 +2,10 @@
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
 torch's Tensor does in Python around them: ``copy.deepcopy(x)``."""
 import copy
-import warnings
 
 import torch
 
-from . import grad_mode, ops
+from . import grad_mode, indexing, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -402,7 +401,7 @@ class TensorOps:
         tensors, lists and masks in the key then pick from that view into a new tensor (IndexBackward0,
         not a view). A key that leaves the whole tensor gives a new view all the same: a slice for a
         lone slice (``x[:]``), an alias for a tuple or ``...``, as in torch."""
-        out, indices = self._indexed(key)
+        out, indices = indexing.take_apart(self, key)
         if indices:
             return ops.Index.apply(out, indices)
         if out is not self:
@@ -418,15 +417,15 @@ class TensorOps:
         if not isinstance(value, Tensor):
             value = Tensor(torch.tensor(value, dtype=self.dtype, device="cpu" if self.is_cuda else self.device))
         if not (grad_mode._state.grad_enabled and (self.requires_grad or value.requires_grad)):
-            self._mutate(torch.Tensor.__setitem__, _storage_key(key), value._data)
+            self._mutate(torch.Tensor.__setitem__, indexing.storage_key(key), value._data)
             return
-        target, indices = self._indexed(key)
+        target, indices = indexing.take_apart(self, key)
         shape = list(value.shape)
         while shape and shape[0] == 1:
             shape.pop(0)
         if indices:
             value = value if len(shape) == value.dim() else value.view(shape)
-            target._inplace(ops.IndexPut, _index_put_, indices, value, False)
+            target._inplace(ops.IndexPut, indexing.index_put_, indices, value, False)
         elif value.shape == target.shape:
             target.copy_(value)
         elif value.dim() == 0 and value.device.type == "cpu":
@@ -439,46 +438,6 @@ class TensorOps:
         """Whether this tensor is a view that autograd tracks as one (torch's is_view): not an
         inference tensor's view, which has no autograd metadata at all."""
         return self._view is not None and not self._is_inference
-
-    def _indexed(self, key):
-        """``self[key]`` as torch's indexing takes it apart (``applySlicing``): the view its ints,
-        slices, None and ... make, and the index tensors that pick from that view (lists become
-        tensors), one per dim from the first, None for a dim taken whole; a mask takes as many dims
-        as it has. A slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is
-        a select alone), so a key of such slices and ``...`` gives self (what ``x[:] = v`` edits)."""
-        if not isinstance(key, tuple):
-            if self.dim() == 0 and isinstance(key, (int, slice)) and not isinstance(key, bool):
-                raise IndexError(_zero_dim_index_error(key))
-            key = tuple(key) if type(key) is list and _sequence_as_tuple(key) else (key,)
-        if all(type(k) in _BASIC_INDICES for k in key):
-            specified = sum(k is not None and k is not Ellipsis for k in key)
-        else:
-            key = tuple([_index_of(k, self) for k in key])
-            specified = sum(map(_dims_indexed, key))
-        if specified > self.dim():
-            raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
-        if Ellipsis in key:
-            at = key.index(Ellipsis)
-            key = key[:at] + (slice(None),) * (self.dim() - specified) + key[at + 1:]
-        out, dim, indices, covered = self, 0, [], 0
-        for k in key:
-            if k is None:
-                out = ops.Unsqueeze.apply(out, dim)
-                dim += 1
-            elif isinstance(k, slice):
-                if not _whole(k, out.shape[dim]):
-                    out = ops.Slice.apply(out, dim, k)
-                dim += 1
-            elif isinstance(k, int):
-                out = ops.Select.apply(out, dim, _check_index(out, dim, k))
-            else:
-                if k.dim() == 0 and k.dtype == torch.bool:  # a new dim of size 1, kept (True) or emptied
-                    out = ops.Unsqueeze.apply(out, dim)
-                    k = Tensor(torch.zeros(1 if k._data.item() else 0, dtype=torch.long, device=self.device))
-                indices += [None] * (dim - covered)
-                indices.append(k)
-                dim = covered = dim + _dims_indexed(k)
-        return out, tuple(indices)
 
     # --- Python protocols -------------------------------------------------------------------
     def __deepcopy__(self, memo):
@@ -542,89 +501,6 @@ def _variance_args(dim, unbiased, correction):
 
 def _shape_arg(shape):
     return tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-
-
-def _whole(piece, size):
-    """Whether a slice takes a whole dim of ``size``, in order (torch's indexing leaves that dim as it is)."""
-    return piece.start in (None, 0) and (piece.stop is None or piece.stop >= size) and piece.step in (None, 1)
-
-
-_BASIC_INDICES = (int, slice, type(None), type(Ellipsis))
-"""The types of the key entries that make views only (a bool is not one: it indexes)."""
-
-
-def _sequence_as_tuple(key):
-    """Whether torch takes a list key as a tuple (numpy's old rule, deprecated): a list shorter than 32
-    that holds a tensor, a sequence, a slice, ... or None."""
-    if len(key) >= 32:
-        return False
-    if any(isinstance(k, (Tensor, list, tuple, slice)) or k is None or k is Ellipsis for k in key):
-        warnings.warn(WARN_SEQUENCE_INDEX, UserWarning, stacklevel=4)
-        return True
-    return False
-
-
-WARN_SEQUENCE_INDEX = (
-    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
-    "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
-    "which will result either in an error or a different result")
-
-
-def _index_of(k, tensor):
-    """One entry of a key as ``_indexed`` takes it: a list becomes a tensor on ``tensor``'s device
-    (of bools if it holds bools, else of longs, as torch's ``indexing_tensor_from_data``), a Python
-    bool a 0-dim bool tensor, a 0-dim integer tensor its int (a select); anything else torch refuses."""
-    if isinstance(k, bool):
-        return Tensor(torch.tensor(k))
-    if k is None or k is Ellipsis or isinstance(k, (int, slice)):
-        return k
-    if isinstance(k, Tensor):
-        integral = not (k._data.is_floating_point() or k.dtype in (torch.bool, torch.uint8))
-        return int(k._data.item()) if k.dim() == 0 and integral else k
-    if isinstance(k, (list, tuple, str)):  # a str is a sequence too: torch.tensor refuses it
-        data = torch.tensor(k, device=tensor.device)
-        return Tensor(data if data.dtype in (torch.bool, torch.uint8) else data.long())
-    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
-                     f"indices (got {type(k).__name__})")
-
-
-def _dims_indexed(k):
-    """How many of the indexed tensor's dims a key entry takes (torch's ``count_specified_dimensions``)."""
-    if k is None or k is Ellipsis:
-        return 0
-    if isinstance(k, Tensor) and k.dtype in (torch.bool, torch.uint8):
-        return k.dim()
-    return 1
-
-
-def _storage_key(key):
-    """The key for storage's own setitem: minigrad tensors in it as their storage."""
-    if isinstance(key, tuple):
-        return tuple([k._data if isinstance(k, Tensor) else k for k in key])
-    return key._data if isinstance(key, Tensor) else key
-
-
-def _index_put_(data, indices, values, accumulate):
-    """The storage op of ``index_put_`` with minigrad's indices."""
-    return data.index_put_(ops.shapes.storage_indices(indices), values, accumulate)
-
-
-def _zero_dim_index_error(key):
-    """torch's message for a lone int or slice indexing a 0-dim tensor (its indexing's fast paths
-    check these before counting indices)."""
-    if isinstance(key, slice):
-        return "slice() cannot be applied to a 0-dim tensor."
-    if key == 0:
-        return ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
-                "convert a 0-dim tensor to a number")
-    return f"index {key} is out of bounds for dimension 0 with size 0"
-
-
-def _check_index(tensor, dim, index):
-    size = tensor.shape[dim]
-    if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
-    return index % size
 
 
 def matmul(a, b):
