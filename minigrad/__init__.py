@@ -29,6 +29,7 @@ int64 = long = _torch.int64
 int32 = int = _torch.int32
 bool = _torch.bool
 dtype, device, Size = _torch.dtype, _torch.device, _torch.Size
+contiguous_format, channels_last = _torch.contiguous_format, _torch.channels_last
 
 
 def _function(name):

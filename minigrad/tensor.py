@@ -5,7 +5,7 @@ import weakref
 
 import torch
 
-from . import autograd, function, grad_mode, ops, saved_tensors, tensor_ops, views
+from . import autograd, function, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
 from .tensor_ops import MaxResult, TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
 from .utils.hooks import RemovableHandle
 
@@ -421,7 +421,7 @@ class Tensor(TensorOps):
         view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
         else (a learner's object, whose ``apply`` could hand back any node) is refused."""
         if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
-                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu, ops.Exp, ops.Sin):
+                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu, ops.Exp, ops.Sin, ops.IndexPut):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
@@ -509,31 +509,10 @@ class Tensor(TensorOps):
             raise NotImplementedError("minigrad does not record random fills of tensors that require grad")
         return self._mutate(storage_op, *args)
 
-    def __setitem__(self, key, value):
-        """``x[key] = value`` is, as in torch, an in-place copy into the view ``x[key]`` (into x
-        itself when the key takes it whole: ``x[:] = v``). A number becomes a 0-dim tensor of x's
-        dtype on x's device, or on the CPU for x on CUDA (a CPU scalar, which fills), as in torch."""
-        if not isinstance(value, Tensor):
-            value = Tensor(torch.tensor(value, dtype=self.dtype, device="cpu" if self.is_cuda else self.device))
-        if not (grad_mode._state.grad_enabled and (self.requires_grad or value.requires_grad)):
-            self._mutate(torch.Tensor.__setitem__, key, value._data)
-            return
-        target = self._indexed(key)
-        if value.shape == target.shape:
-            target.copy_(value)
-        elif value.dim() == 0 and value.device.type == "cpu":
-            target._inplace(ops.FillTensor, torch.Tensor.fill_, value)
-        else:
-            shape = list(value.shape)
-            while shape and shape[0] == 1:
-                shape.pop(0)
-            value = value.view(shape)
-            target.copy_(value if value.shape == target.shape else value.expand(target.shape))
 
-
-# TensorOps' methods make Tensors and tell them from numbers. tensor_ops.py can't import this module
-# (this module imports it): it gets the class here, now that it exists.
-tensor_ops.Tensor = Tensor
+# TensorOps' methods and indexing make Tensors and tell them from numbers. tensor_ops.py and indexing.py
+# can't import this module (this module imports them): they get the class here, now that it exists.
+tensor_ops.Tensor = indexing.Tensor = Tensor
 
 
 def _add_suffix(text, suffix):

@@ -1,11 +1,11 @@
-"""Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, matmul): each
+"""Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, ``x[i] = v``, matmul): each
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
 torch's Tensor does in Python around them: ``copy.deepcopy(x)``."""
 import copy
 
 import torch
 
-from . import grad_mode, ops
+from . import grad_mode, indexing, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -341,8 +341,10 @@ class TensorOps:
             return ops.ReshapeAlias.apply(self, shape)
         return ops.View.apply(self, shape)
 
-    def contiguous(self):
-        return self if self._data.is_contiguous() else ops.Clone.apply(self, torch.contiguous_format)
+    def contiguous(self, memory_format=torch.contiguous_format):
+        if self._data.is_contiguous(memory_format=memory_format):
+            return self
+        return ops.Clone.apply(self, memory_format)
 
     def narrow(self, dim, start, length):
         """``length`` entries from ``start`` along ``dim``: a slice (SliceBackward0), as in torch."""
@@ -395,47 +397,47 @@ class TensorOps:
         return ops.Repeat.apply(self, _shape_arg(repeats))
 
     def __getitem__(self, key):
-        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch. A
-        key that leaves the whole tensor gives a new view all the same: a slice for a lone slice
-        (``x[:]``), an alias for a tuple or ``...``, as in torch."""
-        out = self._indexed(key)
+        """Ints, slices, None and ... become a chain of select/slice/unsqueeze nodes, as in torch; index
+        tensors, lists and masks in the key then pick from that view into a new tensor (IndexBackward0,
+        not a view). A key that leaves the whole tensor gives a new view all the same: a slice for a
+        lone slice (``x[:]``), an alias for a tuple or ``...``, as in torch."""
+        out, indices = indexing.take_apart(self, key)
+        if indices:
+            return ops.Index.apply(out, indices)
         if out is not self:
             return out
         return ops.Slice.apply(self, 0, key) if isinstance(key, slice) else ops.Alias.apply(self)
+
+    def __setitem__(self, key, value):
+        """``x[key] = value`` as torch's setitem: an in-place copy into the view the key's ints, slices,
+        None and ... pick (x itself when they take it whole: ``x[:] = v``); with index tensors, lists
+        or masks in the key, an ``index_put_`` on that view (IndexPutBackward0), of value without its
+        leading dims of size 1. A number becomes a 0-dim tensor of x's dtype on x's device, or on
+        the CPU for x on CUDA (a CPU scalar, which fills), as in torch."""
+        if not isinstance(value, Tensor):
+            value = Tensor(torch.tensor(value, dtype=self.dtype, device="cpu" if self.is_cuda else self.device))
+        if not (grad_mode._state.grad_enabled and (self.requires_grad or value.requires_grad)):
+            self._mutate(torch.Tensor.__setitem__, indexing.storage_key(key), value._data)
+            return
+        target, indices = indexing.take_apart(self, key)
+        shape = list(value.shape)
+        while shape and shape[0] == 1:
+            shape.pop(0)
+        if indices:
+            value = value if len(shape) == value.dim() else value.view(shape)
+            target._inplace(ops.IndexPut, indexing.index_put_, indices, value, False)
+        elif value.shape == target.shape:
+            target.copy_(value)
+        elif value.dim() == 0 and value.device.type == "cpu":
+            target._inplace(ops.FillTensor, torch.Tensor.fill_, value)
+        else:
+            value = value.view(shape)
+            target.copy_(value if value.shape == target.shape else value.expand(target.shape))
 
     def _is_view(self):
         """Whether this tensor is a view that autograd tracks as one (torch's is_view): not an
         inference tensor's view, which has no autograd metadata at all."""
         return self._view is not None and not self._is_inference
-
-    def _indexed(self, key):
-        """``self[key]`` as torch's indexing makes it before ``__getitem__`` makes it a new tensor: a
-        slice that takes a whole dim in order is no node (``x[0:2, 1]`` of a 2-row x is a select
-        alone), so a key of such slices and ``...`` gives self (what ``x[:] = v`` edits)."""
-        if not isinstance(key, tuple):
-            if self.dim() == 0 and isinstance(key, (int, slice)):
-                raise IndexError(_zero_dim_index_error(key))
-            key = (key,)
-        if any(not isinstance(k, (int, slice)) and k is not None and k is not Ellipsis for k in key):
-            raise TypeError("minigrad indexes with ints, slices, None and ... only")
-        specified = sum(k is not None and k is not Ellipsis for k in key)
-        if specified > self.dim():
-            raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
-        if Ellipsis in key:
-            at = key.index(Ellipsis)
-            key = key[:at] + (slice(None),) * (self.dim() - specified) + key[at + 1:]
-        out, dim = self, 0
-        for k in key:
-            if k is None:
-                out = ops.Unsqueeze.apply(out, dim)
-                dim += 1
-            elif isinstance(k, slice):
-                if not _whole(k, out.shape[dim]):
-                    out = ops.Slice.apply(out, dim, k)
-                dim += 1
-            else:
-                out = ops.Select.apply(out, dim, _check_index(out, dim, k))
-        return out
 
     # --- Python protocols -------------------------------------------------------------------
     def __deepcopy__(self, memo):
@@ -499,29 +501,6 @@ def _variance_args(dim, unbiased, correction):
 
 def _shape_arg(shape):
     return tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
-
-
-def _whole(piece, size):
-    """Whether a slice takes a whole dim of ``size``, in order (torch's indexing leaves that dim as it is)."""
-    return piece.start in (None, 0) and (piece.stop is None or piece.stop >= size) and piece.step in (None, 1)
-
-
-def _zero_dim_index_error(key):
-    """torch's message for a lone int or slice indexing a 0-dim tensor (its indexing's fast paths
-    check these before counting indices)."""
-    if isinstance(key, slice):
-        return "slice() cannot be applied to a 0-dim tensor."
-    if key == 0:
-        return ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to "
-                "convert a 0-dim tensor to a number")
-    return f"index {key} is out of bounds for dimension 0 with size 0"
-
-
-def _check_index(tensor, dim, index):
-    size = tensor.shape[dim]
-    if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
-    return index % size
 
 
 def matmul(a, b):

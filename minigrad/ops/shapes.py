@@ -1,9 +1,10 @@
 """Shape ops: views (t, transpose, view, squeeze, unsqueeze, expand, select, slice, diagonal; unbind and
-chunk and split, several at once), reshapes, and copies that join tensors (stack, cat)."""
+chunk and split, several at once), reshapes, copies that join tensors (stack, cat), and indexing with
+index tensors and masks (index, index_put), which copies."""
 import torch
 
 from .. import broadcast
-from ..function import Function
+from ..function import Function, constant
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -178,6 +179,74 @@ class IndexBackward(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad[ctx.key], None, None
+
+
+class Index(Function):
+    """``a[indices]`` where the key holds index tensors, lists or masks (``indices``: one per dim from
+    the first, None for a dim taken whole): a copy, not a view. As torch's index.Tensor, it saves
+    the indices and a's sizes, not a: editing a in place afterwards leaves its backward intact.
+    Backward adds the gradient into zeros at the indices (``index_put_`` accumulating: an element
+    picked twice gets both gradients), so its own graph is IndexPutImplBackward0."""
+
+    node_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, a, indices):
+        ctx.shape = a.shape
+        ctx.save_for_backward(*indices)
+        return torch.ops.aten.index.Tensor(a._data, storage_indices(indices))
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = constant(grad._data.new_zeros(ctx.shape))
+        return IndexPutImpl.apply(zeros, ctx.saved_tensors, grad, True), None
+
+
+class IndexPut(Function):
+    """``a.index_put_(indices, values, accumulate)``, what ``a[index tensors] = values`` runs, computed
+    out of place (``Tensor._inplace`` copies it into a). It saves the indices and accumulate, not
+    values: a's gradient is the incoming one, zeroed where values went unless accumulating, and
+    values' is the incoming one at the indices (the engine sums it down to a broadcast value's shape)."""
+
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, a, indices, values, accumulate):
+        ctx.accumulate, ctx.values = accumulate, (values.shape, values.dtype, values.device)
+        ctx.save_for_backward(*indices)
+        return torch.ops.aten.index_put(a._data, storage_indices(indices), values._data, accumulate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        indices, (shape, dtype, device) = ctx.saved_tensors, ctx.values
+        grad_self = grad_values = None
+        if ctx.needs_input_grad[0]:
+            zeros = constant(torch.zeros(shape, dtype=dtype, device=device))
+            grad_self = grad if ctx.accumulate else IndexPut.apply(grad, indices, zeros, False)
+        if ctx.needs_input_grad[2]:
+            grad_values = Index.apply(grad, indices)
+        return grad_self, None, grad_values, None
+
+
+class IndexPutImpl(IndexPut):
+    """The accumulating index_put that Index's backward runs (torch's ``_index_put_impl_``)."""
+
+    node_name = "IndexPutImplBackward0"
+
+
+def storage_indices(indices):
+    return [None if i is None else i._data for i in indices]
+
+
+def _saved_attributes(function, **getters):
+    """torch's ``grad_fn._saved_<name>`` for what ``function`` keeps that is not one tensor per name."""
+    for name, getter in getters.items():
+        setattr(function._backward_cls, f"_saved_{name}", property(getter))
+
+
+_saved_attributes(Index, indices=lambda node: node.saved_tensors, self_sym_sizes=lambda node: tuple(node.shape))
+for _function in (IndexPut, IndexPutImpl):
+    _saved_attributes(_function, indices=lambda node: node.saved_tensors, accumulate=lambda node: node.accumulate)
 
 
 class Diagonal(Function):

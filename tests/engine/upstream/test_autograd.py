@@ -16,12 +16,13 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
 ``exp_``, ``sin_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_``, ``data_ptr``,
-``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors`` and
-``autograd.set_multithreading_enabled``. 283 tests are in it and restated below, each under its
+``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
+``autograd.set_multithreading_enabled``, and indexing with lists, index tensors and masks (``x[idx]``,
+``x[idx] = v``). 293 tests are in it and restated below, each under its
 upstream name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats
 are left out: not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's
 memory, is written ``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
-234 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
+224 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -1667,6 +1668,69 @@ class TestAutograd(TestCase):
             y = PlusOne.apply(torch.ones(5, 5, requires_grad=True))
         self.assertFalse(y.requires_grad)
 
+    def test_indexing(self):
+        def check_index(x, y, idx):
+            if y.grad is not None:
+                with torch.no_grad():
+                    y.grad.zero_()
+            picked = y[idx]
+            self.assertEqual(x[idx], picked.data)
+            picked.sum().backward()
+            expected = torch.zeros(x.size())
+            expected[idx] = 1
+            self.assertEqual(y.grad, expected)
+
+        whole = slice(None)
+        x = torch.arange(1.0, 17).view(4, 4)
+        y = x.detach().requires_grad_()
+        mask = torch.rand(4, 4) < torch.rand(4, 4)  # upstream: torch.rand(4, 4).bernoulli().bool(), the same law
+        for idx in (1, (1, 1), slice(1, None), slice(None, 2), (slice(None, 2), 2), (slice(1, 2), 2),
+                    (1, slice(2, None)), (whole, slice(2, None)), torch.tensor([0, 2]), mask,
+                    (Ellipsis, slice(2, None)), ([0], [0]), ([1, 2, 3], [0]), ([1, 2], [2, 1]),
+                    ([[1, 2], [3, 0]], [[0, 1], [2, 3]]), (whole, [2, 3]), ([2, 3], whole),
+                    [0], ([0],)):  # fewer indices than dims
+            check_index(x, y, idx)
+
+        x = torch.arange(1.0, 49).view(4, 3, 4)
+        y = x.detach().requires_grad_()
+        for idx in ((whole, [0], [0]), ([0], [0], whole), (whole, [0, 1, 2], [0]),
+                    ([0, 1, 2], [0], whole), (whole, [1, 2], [2, 1]), ([1, 2], [2, 1], whole),
+                    (whole, [[1, 2], [2, 0]], [[0, 1], [2, 3]]), ([[1, 2], [3, 0]], [[0, 1], [2, 2]], whole),
+                    (whole, whole, [2, 1]), (whole, [2, 1], whole), ([2, 1], whole, whole),
+                    ([0],), ([0], whole), ([0], Ellipsis), ([1, 2], [0, 1]), ([1, 2], [0, 1], Ellipsis),
+                    (Ellipsis, [1, 2], [0, 1]), (torch.tensor([0, 1]), Ellipsis)):
+            check_index(x, y, idx)
+
+    def test_indexing_duplicates(self):
+        def grad_of_sum(shape, idx):
+            y = torch.arange(1.0, 1 + math.prod(shape)).view(shape).requires_grad_()
+            y[idx].sum().backward()
+            return y.grad
+
+        expected = torch.zeros(4, 4)
+        for i in (1, 1, 3, 2, 1, 2):
+            expected[i] += 1
+        self.assertEqual(grad_of_sum((4, 4), torch.tensor([1, 1, 3, 2, 1, 2])), expected)
+        expected = torch.zeros(4, 4)
+        for i in (1, 1, 3, 2, 1, 2):
+            expected[i, 0] += 1
+        self.assertEqual(grad_of_sum((4, 4), ([1, 1, 3, 2, 1, 2], [0])), expected)
+        expected = torch.tensor([[0.0, 2.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0],
+                                 [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+        self.assertEqual(grad_of_sum((4, 4), ([[1, 2], [0, 0]], [[0, 1], [1, 1]])), expected)
+        expected = torch.zeros(4, 4, 4)
+        expected[1] = 3
+        self.assertEqual(grad_of_sum((4, 4, 4), ([1, 1, 1], slice(None), slice(None))), expected)
+
+    def test_index_backward_does_not_save_tensor(self):
+        # torch's issue 24853: were index to save `tensor`, backward would find it edited by the
+        # assignment below, and raise
+        a = torch.tensor([1.0, 0, 0])
+        b = torch.zeros(3, requires_grad=True)
+        tensor = b + 0
+        tensor[a != 0] = tensor[a != 0]
+        tensor.backward(torch.zeros_like(tensor))
+
     # --- requires_grad --------------------------------------------------------------------------------
 
     def test_requires_grad(self):
@@ -1752,11 +1816,33 @@ class TestAutograd(TestCase):
         with self.assertRaises(RuntimeError):
             torch.autograd.backward([b], [None])
 
+    def test_backward_twice_with_saved_values(self):
+        b = torch.randn(3, requires_grad=True, dtype=torch.double)
+        c = torch.zeros(3, dtype=torch.double)
+        c[[1, 2]] = b[[1, 1]]
+        c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+        self.assertRaisesRegex(RuntimeError, "Specify retain_graph=True",
+                               lambda: c.backward(torch.tensor([1, 1, 1], dtype=torch.double)))
+
+    def test_backward_twice_retained_graph_with_saved_values(self):
+        b = torch.randn(3, requires_grad=True, dtype=torch.double)
+        c = torch.zeros(3, dtype=torch.double)
+        c[[1, 2]] = b[[1, 1]]
+        c.backward(torch.tensor([1, 1, 1], dtype=torch.double), retain_graph=True)
+        c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+
     def test_backward_twice_without_saved_values(self):
         b = torch.randn(3, requires_grad=True, dtype=torch.double)
         c = b + 1
         for _ in range(2):  # add saves nothing: nothing to free, nothing missing the second time
             c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+
+    def test_backward_twice_retained_graph_without_saved_values(self):
+        b = torch.randn(3, requires_grad=True, dtype=torch.double)
+        c = torch.zeros(3, dtype=torch.double)
+        c[[1, 2]] = b[[1, 1]]
+        for retain in (True, False):
+            c.backward(torch.tensor([1, 1, 1], dtype=torch.double), retain_graph=retain)
 
     def test_backward_create_graph_warns(self):
         with set_warn_always_context(True):
@@ -1920,6 +2006,59 @@ class TestAutograd(TestCase):
         # InplaceFunction itself has no forward: both raise before any in-place check could
         self.assertRaises(RuntimeError, lambda: InplaceFunction.apply(x))
         self.assertRaises(RuntimeError, lambda: InplaceFunction.apply(x.clone()[0]))
+
+    def _test_setitem(self, size, index):
+        x = torch.ones(*size, requires_grad=True)
+        y = x + 2
+        version = y._version
+        y[index] = 2
+        self.assertNotEqual(y._version, version)
+        y.backward(torch.ones(*size))
+        expected = torch.ones(*size)
+        expected[index] = 0
+        self.assertEqual(x.grad, expected)
+
+    def _test_setitem_tensor(self, size, index):
+        x = torch.ones(*size, requires_grad=True)
+        y = x + 2
+        version = y._version
+        value = torch.full(x[index].size(), 7.0)  # upstream: x.new(x[index].size()).fill_(7)
+        value.requires_grad = True
+        y[index] = value
+        self.assertNotEqual(y._version, version)
+        y.backward(torch.ones(*size))
+        expected = torch.ones(*size)
+        expected[index] = 0
+        self.assertEqual(x.grad, expected)
+        self.assertEqual(value.grad, torch.ones_like(value))
+
+        x = torch.randn(4, requires_grad=True)  # broadcast to y[1]'s shape
+        y = torch.zeros(2, 3, 4)
+        y[1] = x
+        y.backward(torch.randn(2, 3, 4))
+        self.assertEqual(x.size(), x.grad.size())
+
+    def test_setitem(self):
+        whole = slice(None)
+        for size, index in (((5, 5), 1), ((5,), 1), ((1,), 0), ((10,), [0, 4, 2]), ((5, 5), ([0, 4], [2, 2])),
+                            ((5, 5, 5), (whole, whole, [1, 3])), ((5, 5, 5), (whole, [1, 3], whole)),
+                            ((5, 5, 5), ([1, 3], whole, whole)), ((5, 5, 5), (whole, [2, 4], [1, 3])),
+                            ((5, 5, 5), ([1, 3], [2, 4], whole))):
+            self._test_setitem(size, index)
+        for size, index in (((5, 5), 3), ((5, 5), ([0, 1], [1, 0])), ((5,), 3), ((5,), torch.tensor([3]).sum()),
+                            ((5,), [[0, 1, 2, 3]]), ((5, 5, 5), (whole, whole, [1, 3])),
+                            ((5, 5, 5), (whole, [1, 3], whole)), ((5, 5, 5), ([1, 3], whole, whole)),
+                            ((5, 5, 5), (whole, [2, 4], [1, 3])), ((5, 5, 5), ([1, 3], [2, 4], whole)),
+                            ((5, 5, 5), (torch.tensor([1, 3]), [2, 4], whole))):
+            self._test_setitem_tensor(size, index)
+
+    def test_setitem_mask(self):
+        mask = torch.rand(5, 5) < 0.5  # upstream: torch.BoolTensor(5, 5).bernoulli_()
+        self._test_setitem((5, 5), mask)
+        self._test_setitem((5,), mask[0])
+        self._test_setitem((1,), mask[0, 0:1])
+        self._test_setitem_tensor((5, 5), mask)
+        self._test_setitem_tensor((5,), mask[0])
 
     def test_diagonal_expanded_v(self):
         value = torch.rand([])
@@ -4106,6 +4245,19 @@ class TestAutogradDeviceType(TestCase):
                 p.set_(p[1:])  # one element shorter, its AccumulateGrad made anew
                 p.grad = None
             torch.cat((p, p)).sum().backward()
+
+    @onlyCUDA
+    def test_advanced_indexing_backwards_large(self, device):
+        n = 1 << 16  # torch's issue 22843
+        x = torch.rand(n, 1, device=device, requires_grad=True)
+        x[:, [0]].sum().backward()
+        self.assertEqual(x.grad, torch.ones(n, 1, device=device))
+
+    def test_advanced_indexing_backwards_memory_format(self, device):
+        shape = (2, 8, 1, 2)  # torch's issue 36956: an index tensor in channels_last
+        i = torch.randint(1, shape, device=device).contiguous(memory_format=torch.channels_last)
+        x = torch.randn(shape, requires_grad=True, device=device)
+        x[i].sum().backward()
 
     def test_where_functional(self, device):
         x = torch.randn(5, 5, dtype=torch.double, device=device, requires_grad=True)
