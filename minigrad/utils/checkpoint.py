@@ -12,34 +12,34 @@ The old form, ``use_reentrant=True`` (torch's default when the argument is left 
 Function instead: ``CheckpointFunction``, whose backward runs the whole body again and a backward
 inside it.
 
-Torch's options of the non-reentrant form (``early_stop``, ``determinism_check``, ``debug``, and the
-switches ``set_checkpoint_early_stop`` and ``set_checkpoint_debug_enabled``) are a layer around the
-body, ``_CheckedBody``: exercise 8 has learners write the frame's hooks, of any design, and the
-layer works with whichever.
+Torch's options of the non-reentrant form, and its errors about what a recomputation saves, are in
+``minigrad/utils/checkpoint_options.py``. ``context_fn`` gives two context managers, for the forward
+and for each recomputation: selective checkpointing (``create_selective_checkpoint_contexts``) is
+torch's own pair of dispatch modes, which sit below autograd in torch; minigrad's ops compute on
+torch storage, so these modes see (and cache) the aten ops minigrad's kernels run, and a policy names
+them as ``torch.ops.aten.<op>.<overload>`` (``minigrad.ops.aten``).
 """
 import contextlib
-import os
-import threading
-import traceback
 import warnings
 import weakref
 
 import torch
+from torch.utils.checkpoint import (  # noqa: F401 - minigrad's, as torch's: see above
+    CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts)
 
 from .. import grad_mode, releases
-from ..saved_tensors import tensor_description
 from ..autograd.api import backward
 from ..autograd.graph import saved_tensors_hooks
 from ..function import Function, PackedTensor, SavedTensor, save
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
+from . import checkpoint_options
+from .checkpoint_options import (  # noqa: F401 - torch.utils.checkpoint's names
+    _METADATA, CheckpointError, _CheckedBody, _serving, set_checkpoint_debug_enabled, set_checkpoint_early_stop)
 
-__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint", "set_checkpoint_debug_enabled",
+__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "SelectiveCheckpointContext", "checkpoint",
+           "create_selective_checkpoint_contexts", "noop_context_fn", "set_checkpoint_debug_enabled",
            "set_checkpoint_early_stop"]
-
-
-class CheckpointError(RuntimeError):
-    """The recomputation did not save what the original forward saved."""
 
 
 class _StopRecomputation(Exception):
@@ -85,10 +85,6 @@ class _Holder:
         self._value = value
 
 
-_serving = threading.local()
-"""``task``: the backward the recomputation running in this thread serves (set by ``_CheckedBody``)."""
-
-
 def _runs_now(backward):
     """Whether ``backward`` (a weak reference to a backward, or None: outside any) is the one running,
     or the one the recomputation running serves."""
@@ -117,8 +113,13 @@ class _Holders:
         return self._references[index]()
 
 
-def checkpoint(function, *args, use_reentrant=None, determinism_check="default", debug=False, early_stop=True,
-               preserve_rng_state=True, **kwargs):
+def noop_context_fn():
+    """checkpoint's default ``context_fn``: nothing around the forward, nothing around the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check="default",
+               debug=False, early_stop=True, preserve_rng_state=True, **kwargs):
     """``function(*args, **kwargs)``, keeping only its inputs for backward and recomputing the rest.
 
     ``use_reentrant=False`` is the form torch recommends (``checkpointed_forward``). Left out, torch
@@ -140,13 +141,17 @@ def checkpoint(function, *args, use_reentrant=None, determinism_check="default",
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if debug is not False:
+        if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    debug = debug if checkpoint_options._debug is None else checkpoint_options._debug
+    if debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
     if determinism_check not in _METADATA:
         raise ValueError(f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}")
-    function = _CheckedBody(function, early_stop if _early_stop is None else _early_stop,
-                            _METADATA[determinism_check], debug if _debug is None else _debug)
+    early_stop = early_stop if checkpoint_options._early_stop is None else checkpoint_options._early_stop
+    function = _CheckedBody(function, early_stop,
+                            _METADATA[determinism_check], debug, context_fn())
     if releases.CHECKPOINT_SAVES_A_PLACEHOLDER:  # an empty tensor saved (and unpacked) before the inputs
         def body(placeholder, *inputs, **keywords):
             return function(*inputs, **keywords)
@@ -309,266 +314,3 @@ def _set_rng_state(state):
     torch.set_rng_state(cpu)
     for device, device_state in zip(devices, device_states):
         torch.cuda.set_rng_state(device_state, device)
-
-
-_early_stop = None
-"""What ``set_checkpoint_early_stop`` says in force (None: each checkpoint's ``early_stop``)."""
-_debug = None
-"""What ``set_checkpoint_debug_enabled`` says in force (None: each checkpoint's ``debug``)."""
-
-
-@contextlib.contextmanager
-def set_checkpoint_early_stop(enable):
-    """Whether the checkpoints made in this block stop their recomputations early, whatever their
-    ``early_stop`` says; it counts when the forward runs (the backward may come after the block)."""
-    global _early_stop
-    previous, _early_stop = _early_stop, enable
-    try:
-        yield
-    finally:
-        _early_stop = previous
-
-
-@contextlib.contextmanager
-def set_checkpoint_debug_enabled(enabled):
-    """Whether the checkpoints made in this block are in debug mode, whatever their ``debug`` says
-    (None: as it says)."""
-    global _debug
-    previous, _debug = _debug, enabled
-    try:
-        yield
-    finally:
-        _debug = previous
-
-
-def _shape_dtype_device(tensor):
-    return {"shape": tensor._data.shape, "dtype": tensor._data.dtype, "device": tensor._data.device}
-
-
-_METADATA = {"default": _shape_dtype_device, "none": lambda tensor: None}
-"""``determinism_check``'s choices: what is compared of each tensor saved, in the forward and again."""
-
-
-class _Box:
-    """What the graph keeps from ``_CheckedBody``'s hooks: not a tensor (``minigrad.memory`` counts
-    tensors a graph saves, and torch's measure does not see these), one value."""
-
-    __slots__ = ("value", "__weakref__")
-
-    def __init__(self, value):
-        self.value = value
-
-
-def _unbox(box):
-    return box.value
-
-
-class _CheckedBody:
-    """The body, run with the options of torch's non-reentrant checkpoint. The frame's hooks keep the
-    tensors the forward saves and make them again; a pair of saved-tensor hooks of this layer, above
-    the frame's while the body runs, sees each tensor saved, in order, in the forward and in each
-    recomputation, and hands it on. So it compares what each recomputation saves with what the
-    forward saved (torch's ``check_recomputed_tensors_match``, with its errors), runs a recomputation
-    to the end of the body when early stop is off (holding on to the frame's stop until then, and
-    keeping the tensors saved past the forward's), and, in debug mode, logs each tensor saved and
-    where, for the error torch writes then. (minigrad has no dispatcher: where torch logs every
-    operator, this log has the tensors saved.)"""
-
-    def __init__(self, function, early_stop, metadata_fn, debug):
-        self.function, self.early_stop, self.metadata_fn = function, early_stop, metadata_fn
-        self.logs = ([], []) if debug else None
-        """In debug mode: what the forward saved, and what the latest recomputation did: (line, stack)."""
-        self.saved, self.metadata = [], []
-        """What the forward's graph keeps (weakly: dead once its node frees it), and its metadata."""
-        self.forward_started = self.forward_completed = False
-
-    def __call__(self, *args, **kwargs):
-        if not grad_mode.is_grad_enabled():  # no frame: nothing saved, nothing recomputed
-            return self.function(*args, **kwargs)
-        if self.forward_started:
-            return self._recompute(args, kwargs)
-        self.forward_started = True
-        pack, unpack = grad_mode._state.saved_tensors_hooks[-1]  # the frame's
-
-        def watching_pack(tensor):
-            self.metadata.append(self.metadata_fn(tensor))
-            self._log(0, tensor)
-            kept = _Box(pack(tensor))
-            self.saved.append(weakref.ref(kept))
-            return kept
-
-        def watching_unpack(kept):
-            try:
-                return unpack(kept.value)
-            except CheckpointError as error:
-                if self.logs is None:
-                    raise
-                raise CheckpointError(self._debug_message()) from error
-
-        with saved_tensors_hooks(watching_pack, watching_unpack):
-            output = self.function(*args, **kwargs)
-        self.forward_completed = True
-        return output
-
-    def _recompute(self, args, kwargs):
-        """One recomputation, under the frame's recomputing hooks (``fill``, ``unfill``): the body
-        again, each tensor saved handed to ``fill`` as long as the forward saved as many. The frame
-        stops the body at the last (an exception of its own): then, or at the body's end, what was
-        saved is checked."""
-        fill = grad_mode._state.saved_tensors_hooks[-1][0]
-        count, recomputed, stop, mismatch_allowed = 0, [], None, False
-        if self.logs is not None:
-            self.logs[1].clear()
-
-        def watching_fill(tensor):
-            nonlocal count, stop, mismatch_allowed
-            self._log(1, tensor)
-            count += 1
-            if count > len(self.saved):
-                if self.forward_completed:
-                    raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
-                                          f"than during the original forward pass.\n{_tip()}")
-                mismatch_allowed = True  # a backward inside the forward: it has saved fewer so far
-                return _Box(tensor.detach() if tensor.requires_grad else tensor)
-            recomputed.append(self.metadata_fn(tensor))
-            if count == len(self.saved) and self.early_stop:
-                self._check(count, recomputed)
-            try:
-                fill(tensor)
-            except Exception as stopped:  # noqa: BLE001 - the frame's early stop, whatever its class
-                if self.early_stop or count < len(self.saved):
-                    raise
-                stop = stopped
-            return _Box(tensor.detach() if tensor.requires_grad else tensor)
-
-        served, _serving.task = getattr(_serving, "task", None), grad_mode._state.graph_task
-        try:
-            with saved_tensors_hooks(watching_fill, _unbox):
-                self.function(*args, **kwargs)
-        finally:
-            _serving.task = served
-        if not mismatch_allowed:
-            self._check(count, recomputed)
-        if stop is not None:
-            try:
-                raise stop
-            finally:
-                stop = None  # the exception's traceback holds this frame: no cycle through it
-
-    def _check(self, count, recomputed):
-        """torch's checks of a recomputation: as many tensors saved as in the forward, each (of those
-        the graph still holds) with the metadata it had there."""
-        if count != len(self.saved):
-            raise CheckpointError("torch.utils.checkpoint: A different number of tensors was saved during the original "
-                                  f"forward and recomputation.\nNumber of tensors saved during forward: {len(self.saved)}"
-                                  f"\nNumber of tensors saved during recomputation: {count}.\n{_tip()}")
-        different = "".join(f"tensor at position {i}:\nsaved metadata: {saved}\nrecomputed metadata: {again}\n"
-                            for i, (kept, saved, again) in enumerate(zip(self.saved, self.metadata, recomputed))
-                            if kept() is not None and saved != again)
-        if different:
-            raise CheckpointError("torch.utils.checkpoint: Recomputed values for the following tensors have different "
-                                  f"metadata than during the forward pass.\n{different}.\n{_tip()}")
-
-    def _log(self, which, tensor):
-        if self.logs is not None:
-            log = self.logs[which]
-            stack = [frame for frame in traceback.extract_stack()[:-2] if not frame.filename.startswith(_MINIGRAD)]
-            log.append((f"${len(log)}: {tensor_description(tensor._data)} saved", stack))
-
-    def _debug_message(self):
-        def traces(log, label):
-            return "".join(f"{line}   ({i + 1} of {len(log)} in {label})\n\n"
-                           + "".join(f"{frame.filename}:{frame.lineno}:{frame.name}\n" for frame in stack) + "\n\n"
-                           for i, (line, stack) in enumerate(log))
-        forward, recomputation = self.logs
-        return _DEBUG_MESSAGE.format(forward_traces=traces(forward, "original"),
-                                     recompute_traces=traces(recomputation, "recompute"),
-                                     forward_ops="\n".join(line for line, _ in forward),
-                                     recompute_ops="\n".join(line for line, _ in recomputation))
-
-
-_MINIGRAD = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-"""Frames in minigrad's own files are left out of the debug log's stacks, as torch leaves out its dispatcher's."""
-
-
-def _tip():
-    """The end of torch's checkpoint errors."""
-    tip = ("\nTip: To see a more detailed error message, either pass `debug=True` to\n"
-           "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
-           "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
-           "enable checkpoint\u2011debug mode globally.\n")
-    if releases.CHECKPOINT_TIP_NAMES_COMPILE:
-        tip += ("\nIf this error occurs under torch.compile with automatic_dynamic_shapes enabled,\n"
-                "it may be because the recomputation selected a different compiled graph than the\n"
-                "forward pass (e.g., a dynamic graph instead of the original static graph).\n"
-                "To fix this, either:\n"
-                "  - Use torch._dynamo.mark_dynamic() to explicitly mark varying dimensions as\n"
-                "    dynamic upfront, avoiding the static-to-dynamic transition.\n"
-                "  - Call torch._C._dynamo.eval_frame._set_lru_cache(False) to disable LRU cache\n"
-                "    reordering, which can change which graph is checked first between forward\n"
-                "    and recompute.\n"
-                "See https://github.com/pytorch/pytorch/issues/166926 for more details and\n"
-                "workaround examples.\n")
-    return tip
-
-
-_DEBUG_MESSAGE = """ \
-An error happened while unpacking tensors; dumping logs of latest computation
-because you passed `debug=True` to `torch.utils.checkpoint.checkpoint()`.
-Scroll all the way down for guidance on how to navigate these logs.
-
-+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~+
-|        1. Stack traces of the operators that ran in the original forward     |
-+------------------------------------------------------------------------------+
-
-{forward_traces}
-+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~+
-|        2. Stack traces of the operators that ran during recomputation        |
-+------------------------------------------------------------------------------+
-
-{recompute_traces}
-+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~+
-|       3. Log of operators in the original forward and recomputation          |
-+------------------------------------------------------------------------------+
-(Scroll up to correlate stack traces with each operation listed below. This
- helps identify their source in the code.)
-
-IMPORTANT: Differences in "detach" calls between the original forward and the
-           recomputation are expected. They are introduced by the checkpointing
-           mechanism and can be ignored.
-
-Operations executed during the original forward:
-
-{forward_ops}
-
-Operations executed during recomputation:
-
-{recompute_ops}
-
-+------------------------------------------------------------------------------+
- ERROR: Detected non-determinism while running activation checkpointing
-
- You are seeing this error because you passed `debug=True` to checkpoint and
- tensors to be saved during the original forward and differ between those saved
- during recomputation. This can happen if different operators were ran in the
- original forward and in the recomputation.
-
- To identify where the mismatch may be coming from, you can do the following:
-
- 1) Compare the operators ran during original forward and recomputation to
-    see where they differ. These operators are printed above in the order they
-    were executed.
-
- 2) Review the stack trace for each operator to locate its invocation source.
-    Each operator's stack trace is printed in their execution order.
-
- Note that the logs can be quite long. Here's how they are structured:
- (Tip: you can Ctrl-f for these headers)
-
- 1. Stack traces of the operators that ran in the original forward
- 2. Stack traces of the operators that ran during recomputation
- 3. Log of operators in the original forward and recomputation
- 4. Error message                                             <--- You are here
---------------------------------------------------------------------------------
-"""
-"""torch's error in debug mode (its ``_checkpoint_error_template``)."""

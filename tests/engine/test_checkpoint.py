@@ -556,3 +556,42 @@ def nothing_recomputed_outlives_backward(torch):
 
 def test_nothing_recomputed_outlives_backward():
     assert_same(nothing_recomputed_outlives_backward)
+
+
+def selective(torch, body, kept, second_backward, options):
+    """Selective checkpointing: the outputs of the aten ops in ``kept`` are kept in the forward and
+    handed to the recomputation; what backward gives (or raises, in torch's words)."""
+    torch.manual_seed(0)
+    x = torch.randn(3, requires_grad=True)
+    ops = [getattr(torch.ops.aten, name).default for name in kept]
+    out = torch.utils.checkpoint.checkpoint(
+        body, x, use_reentrant=False,
+        context_fn=lambda: torch.utils.checkpoint.create_selective_checkpoint_contexts(ops, **options))
+    out.sum().backward(retain_graph=True)
+    if second_backward:
+        out.sum().backward()
+    return out, x.grad
+
+
+@pytest.mark.parametrize("case", ["sin and exp kept", "nothing kept", "a kept output edited in place",
+                                  "the same, allowed", "a second backward"])
+def test_selective_checkpointing(case):
+    """Gradients as without it; a kept output edited in place after the forward, and a second
+    backward through the region, refused as torch refuses them."""
+    chain, edited = (lambda x: x.sin().cos().exp().sin()), (lambda x: x.sin().mul_(2).cos().exp())
+    allowed = {"allow_cache_entry_mutation": True}
+    body, kept, second, options = {"sin and exp kept": (chain, ["sin", "exp"], False, {}),
+                                   "nothing kept": (chain, [], False, {}),
+                                   "a kept output edited in place": (edited, ["sin"], False, {}),
+                                   "the same, allowed": (edited, ["sin"], False, allowed),
+                                   "a second backward": (chain, ["sin"], True, {})}[case]
+    assert_same(selective, body, kept, second, options, close=True)
+
+
+def bad_policy(torch, policy):
+    torch.utils.checkpoint.create_selective_checkpoint_contexts(policy(torch))
+
+
+@pytest.mark.parametrize("policy", [lambda torch: [2], lambda torch: [torch.ops.aten.sin], lambda torch: 2])
+def test_selective_checkpointing_refuses_what_is_not_a_policy(policy):
+    assert_same(bad_policy, policy)

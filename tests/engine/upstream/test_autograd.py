@@ -4804,6 +4804,54 @@ class TestNestedCheckpoint(TestCase):
         self.assertEqual(clones_after_backward((True,), early_stop=False), 1)
 
 
+class TestSelectiveActivationCheckpoint(TestCase):
+    @staticmethod
+    def contexts(policy_or_ops, **options):
+        """checkpoint's context_fn for selective checkpointing under ``policy_or_ops``."""
+        return lambda: torch.utils.checkpoint.create_selective_checkpoint_contexts(policy_or_ops, **options)
+
+    @staticmethod
+    def save_sin(ctx, op, *args, **kwargs):
+        policy = torch.utils.checkpoint.CheckpointPolicy
+        return policy.MUST_SAVE if op == torch.ops.aten.sin.default else policy.PREFER_RECOMPUTE
+
+    def test_output_already_has_autograd_meta(self):
+        # a view of an integer tensor (which cannot require grad) is among what is kept
+        x = torch.tensor([1, 2, 3], dtype=torch.int64)
+        y = torch.randn(3, requires_grad=True)
+        out = checkpoint(lambda x, y: (x.view(-1), y.sin().cos()), x, y, use_reentrant=False,
+                         context_fn=self.contexts([torch.ops.aten.view.default]))
+        out[1].sum().backward()
+
+    def test_bad_inputs(self):
+        with self.assertRaisesRegex(ValueError, "Expected op in `op_list` to be an OpOverload"):
+            torch.utils.checkpoint.create_selective_checkpoint_contexts([2])
+        with self.assertRaisesRegex(ValueError, "update the OpOverloadPacket to a specific OpOverload"):
+            torch.utils.checkpoint.create_selective_checkpoint_contexts([torch.ops.aten.sin])
+        with self.assertRaisesRegex(TypeError, "either a function or a list of ops."):
+            torch.utils.checkpoint.create_selective_checkpoint_contexts(2)
+
+    def test_version_counter(self):
+        def body(x):
+            return x.sin().mul_(2).cos().exp()  # sin's output is kept, then edited in place
+
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(body, x, use_reentrant=False, context_fn=self.contexts(self.save_sin))
+        with self.assertRaisesRegex(RuntimeError, "has been mutated"):
+            out.sum().backward()
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(body, x, use_reentrant=False,
+                         context_fn=self.contexts(self.save_sin, allow_cache_entry_mutation=True))
+        out.sum().backward()
+
+    def test_can_only_trigger_recompute_once(self):
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(lambda x: x.sin().cos().exp(), x, use_reentrant=False, context_fn=self.contexts(self.save_sin))
+        out.sum().backward(retain_graph=True)
+        with self.assertRaisesRegex(RuntimeError, "Trying to backward an extra time"):
+            out.sum().backward(retain_graph=True)  # what sin's kept output was is handed out once
+
+
 instantiate_device_type_tests(TestAutogradDeviceType, globals())
 instantiate_parametrized_tests(TestAutograd)
 instantiate_parametrized_tests(TestNestedCheckpoint)
