@@ -123,10 +123,13 @@ class _CheckedBody:
         return output
 
     def _recompute(self, args, kwargs):
-        """One recomputation, under the frame's recomputing hooks (``fill``, ``unfill``): the body
-        again, each tensor saved handed to ``fill`` as long as the forward saved as many. The frame
-        stops the body at the last (an exception of its own): then, or at the body's end, what was
-        saved is checked."""
+        """One recomputation, under the frame's recomputing pack hook (``fill``): the body again, each
+        tensor saved handed to ``fill`` (which fills the forward's holders) as long as the forward
+        saved as many. The frame stops the body at the last (an exception of its own): then, or at
+        the body's end, what was saved is checked. The recomputation's own graph keeps each tensor
+        here, detached, as torch's recomputation hook gives it back; what ``fill`` returns is not
+        needed. Holders filled meanwhile, a backward inside the body included, are filled for the
+        backward that started the recomputation (``_serving``)."""
         fill = grad_mode._state.saved_tensors_hooks[-1][0]
         count, recomputed, stop, mismatch_allowed = 0, [], None, False
         if self.logs is not None:
