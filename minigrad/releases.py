@@ -43,3 +43,6 @@ LAYER_NORM_REPR_SHOWS_BIAS = RELEASE >= (2, 12)
 CHECKPOINT_SAVES_A_PLACEHOLDER = RELEASE < (2, 12)
 """Non-reentrant checkpoint saves its inputs with an empty placeholder tensor before them (2.11's
 ``_NoopSaveInputs``: the outer saved-tensor hooks pack one tensor more); from 2.12 the inputs alone."""
+
+CHECKPOINT_TIP_NAMES_COMPILE = RELEASE >= (2, 12)
+"""The tip that ends checkpoint's errors goes on about torch.compile's dynamic shapes."""

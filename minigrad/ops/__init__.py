@@ -12,6 +12,8 @@ exercise's ``minigrad.ops.Mul = Mul`` replaces the reference. Ops built on a par
 in their own module when they run (Mv, Dot and Bmm ``linalg.save_factors``, MeanDim
 ``reductions.SumDim``), where exercise 1's plug cells assign the learner's too.
 """
+import torch
+
 from .arithmetic import (  # noqa: F401
     Add, AddScaled, Div, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub, SubScaled)
 from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
@@ -26,3 +28,7 @@ from .shapes import (  # noqa: F401
     ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims,
     Stack, T, Transpose, TransposeInplace, Unbind, UnsafeView, Unsqueeze, View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401
+
+aten = torch.ops.aten
+"""torch's aten ops, which minigrad's kernels run on storage: selective checkpointing's policies name
+them (``torch.ops.aten.sin.default``)."""

@@ -11,11 +11,21 @@ stops as soon as every holder is filled.
 The old form, ``use_reentrant=True`` (torch's default when the argument is left out), is a custom
 Function instead: ``CheckpointFunction``, whose backward runs the whole body again and a backward
 inside it.
+
+Torch's options of the non-reentrant form, and its errors about what a recomputation saves, are in
+``minigrad/utils/checkpoint_options.py``. ``context_fn`` gives two context managers, for the forward
+and for each recomputation: selective checkpointing (``create_selective_checkpoint_contexts``) is
+torch's own pair of dispatch modes, which sit below autograd in torch; minigrad's ops compute on
+torch storage, so these modes see (and cache) the aten ops minigrad's kernels run, and a policy names
+them as ``torch.ops.aten.<op>.<overload>`` (``minigrad.ops.aten``).
 """
+import contextlib
 import warnings
 import weakref
 
 import torch
+from torch.utils.checkpoint import (  # noqa: F401 - minigrad's, as torch's: see above
+    CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts)
 
 from .. import grad_mode, releases
 from ..autograd.api import backward
@@ -23,12 +33,13 @@ from ..autograd.graph import saved_tensors_hooks
 from ..function import Function, PackedTensor, SavedTensor, save
 from ..grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
+from . import checkpoint_options
+from .checkpoint_options import (  # noqa: F401 - torch.utils.checkpoint's names
+    _METADATA, CheckpointError, _CheckedBody, _serving, set_checkpoint_debug_enabled, set_checkpoint_early_stop)
 
-__all__ = ["CheckpointError", "CheckpointFunction", "checkpoint"]
-
-
-class CheckpointError(RuntimeError):
-    """The recomputation did not save what the original forward saved."""
+__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "SelectiveCheckpointContext", "checkpoint",
+           "create_selective_checkpoint_contexts", "noop_context_fn", "set_checkpoint_debug_enabled",
+           "set_checkpoint_early_stop"]
 
 
 class _StopRecomputation(Exception):
@@ -43,7 +54,8 @@ class _Holder:
     recomputes (a body whose outputs are backpropagated one at a time runs once per backward). A
     recomputed tensor is handed out once in each backward: a holder emptied in the backward that
     runs, asked for its value again, raises. Outside a backward it is simply empty again (each
-    access recomputes)."""
+    access recomputes). The backwards are held weakly: a backward holds its graph, which holds
+    this holder."""
 
     __slots__ = ("_value", "_filled_in", "_emptied_in", "__weakref__")
 
@@ -52,19 +64,35 @@ class _Holder:
 
     @property
     def value(self):
-        if self._value is None and self._emptied_in is not None and self._emptied_in is grad_mode._state.graph_task:
+        if self._value is None and self._emptied_in is not None and _runs_now(self._emptied_in):
             raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
                                   "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do so "
                                   "only once. Otherwise please open an issue with details on your use case.")
-        return self._value if self._filled_in is grad_mode._state.graph_task else None
+        return self._value if _runs_now(self._filled_in) else None
 
     @value.setter
     def value(self, value):
+        """Filled for the backward the recomputation serves (a backward inside the body, which saves
+        through the recomputation too, does not change it, as torch keys it by the graph task that
+        started the recomputation); emptied in the one that runs."""
+        task = getattr(_serving, "task", None) if value is not None else None
+        task = task or grad_mode._state.graph_task
+        task = None if task is None else weakref.ref(task)
         if value is None:
-            self._emptied_in = grad_mode._state.graph_task
+            self._emptied_in = task
         else:
-            self._filled_in = grad_mode._state.graph_task
+            self._filled_in = task
         self._value = value
+
+
+def _runs_now(backward):
+    """Whether ``backward`` (a weak reference to a backward, or None: outside any) is the one running,
+    or the one the recomputation running serves."""
+    task = grad_mode._state.graph_task
+    if backward is None:
+        return task is None
+    served = backward()
+    return served is not None and (served is task or served is getattr(_serving, "task", None))
 
 
 class _Holders:
@@ -85,11 +113,22 @@ class _Holders:
         return self._references[index]()
 
 
-def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
+def noop_context_fn():
+    """checkpoint's default ``context_fn``: nothing around the forward, nothing around the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check="default",
+               debug=False, early_stop=True, preserve_rng_state=True, **kwargs):
     """``function(*args, **kwargs)``, keeping only its inputs for backward and recomputing the rest.
 
     ``use_reentrant=False`` is the form torch recommends (``checkpointed_forward``). Left out, torch
     warns and takes the old form, ``use_reentrant=True`` (``CheckpointFunction``), as minigrad does.
+    The non-reentrant form's options (``_CheckedBody``): ``early_stop`` (unless
+    ``set_checkpoint_early_stop`` says otherwise) stops a recomputation once every saved tensor is
+    made again; ``determinism_check`` ("default": shape, dtype and device; or "none") compares what
+    a recomputation saves with what the forward saved; ``debug`` (unless
+    ``set_checkpoint_debug_enabled`` says otherwise) adds to its errors what both saved, and where.
     """
     if use_reentrant is None:
         warnings.warn(
@@ -102,7 +141,17 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    debug = debug if checkpoint_options._debug is None else checkpoint_options._debug
+    if debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    if determinism_check not in _METADATA:
+        raise ValueError(f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}")
+    early_stop = early_stop if checkpoint_options._early_stop is None else checkpoint_options._early_stop
+    function = _CheckedBody(function, early_stop,
+                            _METADATA[determinism_check], debug, context_fn())
     if releases.CHECKPOINT_SAVES_A_PLACEHOLDER:  # an empty tensor saved (and unpacked) before the inputs
         def body(placeholder, *inputs, **keywords):
             return function(*inputs, **keywords)

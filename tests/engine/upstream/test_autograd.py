@@ -3170,6 +3170,48 @@ class TestAutograd(TestCase):
         with self.assertWarnsOnceRegex(UserWarning, ".*the use_reentrant parameter should be passed explicitly.*"):
             checkpoint(lambda t: t, a)
 
+    def test_checkpoint_detects_non_determinism(self):
+        def three_saved(t):
+            return t.sin().exp().sin()
+
+        def two_saved(t):
+            return t.sin().exp()
+
+        def two_saved_other_shape(t):
+            return t.sin() * torch.tensor([1.0, 2.0])
+
+        def first_then(forward, recomputation):
+            # a body that runs one function in the forward and another in the recomputation
+            runs = [0]
+
+            def body(t):
+                runs[0] += 1
+                return forward(t) if runs[0] == 1 else recomputation(t)
+            return body
+
+        a = torch.randn(1, requires_grad=True)
+
+        def run(body, **options):
+            checkpoint(body, a, use_reentrant=False, **options).backward()
+
+        with self.assertRaisesRegex(RuntimeError, "A different number of tensors was saved"):
+            run(first_then(three_saved, two_saved))
+        with torch.utils.checkpoint.set_checkpoint_early_stop(False):
+            with self.assertRaisesRegex(RuntimeError, "trying to save more tensors during recomputation"):
+                run(first_then(two_saved, three_saved))
+        run(first_then(two_saved, three_saved))  # early stop: the extra tensor is never reached
+        with self.assertRaisesRegex(RuntimeError, "tensors have different metadata"):
+            run(first_then(two_saved, two_saved_other_shape))
+        debug_says = "You are seeing this error because you passed `debug=True` to checkpoint"
+        with self.assertRaisesRegex(RuntimeError, debug_says):
+            run(first_then(two_saved, two_saved_other_shape), debug=True)
+        with self.assertRaisesRegex(RuntimeError, debug_says):
+            with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):  # the switch wins over debug=False
+                run(first_then(two_saved, two_saved_other_shape), debug=False)
+        with self.assertRaisesRegex(RuntimeError, "Recomputed values for the following tensors have different"):
+            with torch.utils.checkpoint.set_checkpoint_debug_enabled(False):  # and over debug=True
+                run(first_then(two_saved, two_saved_other_shape), debug=True)
+
     def test_access_saved_tensor_twice_without_recomputation_works(self):
         runs = [0]
 
@@ -5137,5 +5179,246 @@ class TestMultithreadAutograd(TestCase):
             out.backward()
 
 
+class TestNestedCheckpoint(TestCase):
+    @staticmethod
+    def grad(fn):
+        """x -> d fn(x)/dx, with its graph (so that it can be differentiated again)."""
+        def gradient(x):
+            with torch.enable_grad():
+                (result,) = torch.autograd.grad(fn(x), inputs=(x,), create_graph=True)
+            return result
+        return gradient
+
+    @staticmethod
+    def sum(fn):
+        return lambda x: fn(x).sum()
+
+    @staticmethod
+    def checkpoint(fn):
+        return lambda *args, **kwargs: checkpoint(fn, *args, use_reentrant=False, **kwargs)
+
+    def get_tests(self, fn):
+        """Pairs: a function of fn, and the same function with checkpoints put in it in several ways."""
+        grad, c = self.grad, self.checkpoint
+        return (
+            (fn, (c(fn), c(c(fn)))),
+            (grad(fn), (grad(c(fn)), grad(c(c(fn))))),
+            (grad(grad(fn)), (grad(c(grad(fn))), c(grad(grad(c(fn)))), grad(c(grad(c(fn)))))),
+            (grad(grad(grad(fn))), (grad(c(grad(grad(c(fn))))), grad(c(grad(c(grad(c(fn)))))))),
+        )
+
+    def check_graph_dies(self, fn):
+        """Once fn's output is gone, no node of its graph is alive: each node is tagged, through its
+        metadata, with an object only the node holds."""
+        class Tag:
+            def __init__(self, name):
+                self.name = name
+
+        def nodes(root):
+            seen, queue = {root}, collections.deque([root])
+            while queue:
+                node = queue.popleft()
+                yield node
+                for child, _ in node.next_functions:
+                    if child is not None and child not in seen:
+                        seen.add(child)
+                        queue.append(child)
+
+        def tags():
+            out = fn(torch.randn((), requires_grad=True))
+            refs = []
+            for node in nodes(out.grad_fn) if out.grad_fn is not None else ():
+                tag = Tag(node.name())
+                node.metadata["tag"] = tag
+                refs.append(weakref.ref(tag))
+            return refs
+
+        alive = [ref().name for ref in tags() if ref() is not None]
+        self.assertEqual(alive, [])
+
+    @parametrize("early_stop", [True, False])
+    def test_nested_checkpoint(self, early_stop):
+        with torch.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+            x = torch.randn((), requires_grad=True)
+
+            def f(t):
+                return t.sin().exp().sin()
+
+            def g(t):
+                # backward inside the body: in the forward, and again in the recomputation
+                torch.autograd.grad(t.sin().exp().sin(), t)
+                torch.autograd.grad(t.sin().exp().sin(), t)
+                return t.sin()
+
+            for fn in (f, g):
+                for expected_fn, actual_fns in self.get_tests(fn):
+                    expected = expected_fn(x)
+                    for actual_fn in actual_fns:
+                        self.assertTrue(torch.allclose(expected, actual_fn(x)))
+                        self.check_graph_dies(actual_fn)
+
+    @parametrize("early_stop", [True, False])
+    def test_nested_checkpoint_two_children(self, early_stop):
+        with torch.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+            grad, sum, c = self.grad, self.sum, self.checkpoint
+
+            def f(t):
+                return t.sin().exp().sin()
+
+            def g(t):
+                return t.cos().sin().exp()
+
+            def h_checkpointed(t):
+                return c(g)(c(f)(t))
+
+            def h(t):
+                return g(f(t))
+
+            a = torch.randn(3, 3, requires_grad=True)
+            expected = grad(sum(grad(sum(h))))(a)
+            self.assertTrue(torch.allclose(expected, grad(sum(grad(sum(c(h_checkpointed)))))(a)))
+            self.assertTrue(torch.allclose(expected, grad(sum(c(grad(sum(c(h_checkpointed))))))(a)))
+            self.check_graph_dies(grad(c(h_checkpointed)))
+            self.check_graph_dies(grad(sum(grad(sum(c(h_checkpointed))))))
+            self.check_graph_dies(grad(sum(c(grad(sum(c(h_checkpointed)))))))
+
+    @parametrize("early_stop", [True, False])
+    def test_nested_checkpoint_non_tensor_inputs_and_outputs(self, early_stop):
+        def body(k, a, b, f):
+            return f(k * a * b.exp()), 1, "abcd"
+
+        a = torch.tensor(2.0, requires_grad=True)
+        b = torch.tensor(3.0, requires_grad=True)
+        with torch.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+            out, _, _ = checkpoint(body, 3, a, b, torch.sin, use_reentrant=False)
+        checkpointed = torch.autograd.grad(out, (a, b))
+        plain = torch.autograd.grad(body(3, a, b, torch.sin)[0], (a, b))
+        for got, expected in zip(checkpointed, plain):
+            self.assertTrue(torch.allclose(got, expected))
+
+    @parametrize("early_stop", [True, False])
+    def test_nested_checkpoint_kwargs(self, early_stop):
+        def body(a, blah=None):
+            out = a.sin().exp()
+            if blah is not None:
+                out = out * blah
+            return out.sin().exp()
+
+        a = torch.tensor(2.0, requires_grad=True)
+        b = torch.tensor(3.0, requires_grad=True)
+        with torch.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+            checkpointed = torch.autograd.grad(checkpoint(body, a, blah=b, use_reentrant=False), (a, b))
+            plain = torch.autograd.grad(body(a, blah=b), (a, b))
+            for got, expected in zip(checkpointed, plain):
+                self.assertTrue(torch.allclose(got, expected))
+
+    @parametrize("early_stop", [True, False])
+    def test_nested_checkpoint_same_graph(self, early_stop):
+        calls = [0]
+
+        def hook(*_):
+            calls[0] += 1
+
+        a = torch.tensor(1.0, requires_grad=True)
+        with torch.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+            out = checkpoint(lambda t: t.sin().cos().sin(), a, use_reentrant=False)
+        out.grad_fn.next_functions[0][0].register_hook(hook)  # a node of the forward's graph
+        out.backward()  # runs that graph, not the recomputation's
+        self.assertEqual(calls[0], 1)
+
+    @parametrize("early_stop", [True, False])
+    def test_nested_checkpoint_reentrant_backwards(self, early_stop):
+        def body(a):
+            x = a.sin().cos()
+            return x, x.sin()
+
+        def hook(*_):
+            x.backward(retain_graph=True)  # a backward inside the backward, past where the hook sits
+
+        a = torch.tensor(1.0, requires_grad=True)
+        with torch.utils.checkpoint.set_checkpoint_early_stop(early_stop):
+            x, out = checkpoint(body, a, use_reentrant=False)
+        out.grad_fn.register_hook(hook)
+        out.backward(retain_graph=True)
+
+    def test_nested_checkpoint_set_early_stop(self):
+        clones = [0]
+
+        def clone(t):
+            clones[0] += 1
+            return t.clone()
+
+        def body(t):
+            return clone(t.sin().cos())  # clone saves nothing: recomputed only without early stop
+
+        def clones_after_backward(switch, **options):
+            clones[0] = 0
+            a = torch.tensor(1.0, requires_grad=True)
+            with contextlib.ExitStack() as stack:
+                for enable in switch:
+                    stack.enter_context(torch.utils.checkpoint.set_checkpoint_early_stop(enable))
+                out = checkpoint(body, a, use_reentrant=False, **options)
+            out.backward()  # after the switches: what was in force in the forward counts
+            return clones[0]
+
+        self.assertEqual(clones_after_backward(()), 1)  # on by default
+        self.assertEqual(clones_after_backward((), early_stop=False), 2)
+        self.assertEqual(clones_after_backward((), early_stop=True), 1)
+        self.assertEqual(clones_after_backward((False,)), 2)
+        self.assertEqual(clones_after_backward((True,)), 1)
+        self.assertEqual(clones_after_backward((False, True), early_stop=False), 1)  # the innermost switch
+        self.assertEqual(clones_after_backward((False,), early_stop=True), 2)  # the switch over the argument
+        self.assertEqual(clones_after_backward((True,), early_stop=False), 1)
+
+
+class TestSelectiveActivationCheckpoint(TestCase):
+    @staticmethod
+    def contexts(policy_or_ops, **options):
+        """checkpoint's context_fn for selective checkpointing under ``policy_or_ops``."""
+        return lambda: torch.utils.checkpoint.create_selective_checkpoint_contexts(policy_or_ops, **options)
+
+    @staticmethod
+    def save_sin(ctx, op, *args, **kwargs):
+        policy = torch.utils.checkpoint.CheckpointPolicy
+        return policy.MUST_SAVE if op == torch.ops.aten.sin.default else policy.PREFER_RECOMPUTE
+
+    def test_output_already_has_autograd_meta(self):
+        # a view of an integer tensor (which cannot require grad) is among what is kept
+        x = torch.tensor([1, 2, 3], dtype=torch.int64)
+        y = torch.randn(3, requires_grad=True)
+        out = checkpoint(lambda x, y: (x.view(-1), y.sin().cos()), x, y, use_reentrant=False,
+                         context_fn=self.contexts([torch.ops.aten.view.default]))
+        out[1].sum().backward()
+
+    def test_bad_inputs(self):
+        with self.assertRaisesRegex(ValueError, "Expected op in `op_list` to be an OpOverload"):
+            torch.utils.checkpoint.create_selective_checkpoint_contexts([2])
+        with self.assertRaisesRegex(ValueError, "update the OpOverloadPacket to a specific OpOverload"):
+            torch.utils.checkpoint.create_selective_checkpoint_contexts([torch.ops.aten.sin])
+        with self.assertRaisesRegex(TypeError, "either a function or a list of ops."):
+            torch.utils.checkpoint.create_selective_checkpoint_contexts(2)
+
+    def test_version_counter(self):
+        def body(x):
+            return x.sin().mul_(2).cos().exp()  # sin's output is kept, then edited in place
+
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(body, x, use_reentrant=False, context_fn=self.contexts(self.save_sin))
+        with self.assertRaisesRegex(RuntimeError, "has been mutated"):
+            out.sum().backward()
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(body, x, use_reentrant=False,
+                         context_fn=self.contexts(self.save_sin, allow_cache_entry_mutation=True))
+        out.sum().backward()
+
+    def test_can_only_trigger_recompute_once(self):
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(lambda x: x.sin().cos().exp(), x, use_reentrant=False, context_fn=self.contexts(self.save_sin))
+        out.sum().backward(retain_graph=True)
+        with self.assertRaisesRegex(RuntimeError, "Trying to backward an extra time"):
+            out.sum().backward(retain_graph=True)  # what sin's kept output was is handed out once
+
+
 instantiate_device_type_tests(TestAutogradDeviceType, globals())
 instantiate_parametrized_tests(TestAutograd)
+instantiate_parametrized_tests(TestNestedCheckpoint)
