@@ -9,17 +9,25 @@ the inputs is known, calls the user's hooks with both, and may replace the input
 torch, forward sees a view of each tensor it is given, and the caller a view of each it returns, so
 changing either in place is refused (the custom Function's view check).
 
+``register_backward_hook``'s hooks (torch's deprecated kind, which a module may not mix with full
+ones) are post hooks of the node of the module's first output, with torch's warnings where that
+node's gradients are not the module's.
+
 A module gets this ``__call__`` only once a hook is registered on it (``hooked``): a module without
 hooks pays nothing.
 """
 import functools
 import warnings
+import weakref
 
 from .. import grad_mode
 from ..function import Function
 from ..tensor import Tensor
 
 HOOK_DOCS = "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook"
+USE_FULL = "Please use register_full_backward_hook to get the documented behavior."
+ERR_BOTH_KINDS = ("Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only "
+                  "one of them.")
 
 
 class BackwardHookFunction(Function):
@@ -126,17 +134,71 @@ class BackwardHook:
 def call_with_hooks(module, *args, **kwargs):
     """``module(*args, **kwargs)`` for a module with backward hooks: torch's ``_call_impl``, its
     backward-hook part (the hooks as they are at the call)."""
-    full_hooks = list(module._backward_hooks.values())
+    full = module._is_full_backward_hook
+    full_hooks = list(module._backward_hooks.values()) if full else []
     pre_hooks = list(module._backward_pre_hooks.values())
-    if not (full_hooks or pre_hooks):
-        return module.forward(*args, **kwargs)
-    backward_hook = BackwardHook(module, full_hooks, pre_hooks)
-    args = backward_hook.setup_input_hook(args)
+    backward_hook = None
+    if full_hooks or pre_hooks:
+        backward_hook = BackwardHook(module, full_hooks, pre_hooks)
+        args = backward_hook.setup_input_hook(args)
     result = module.forward(*args, **kwargs)
-    if not isinstance(result, (Tensor, tuple)):
-        warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
-                      f"but received {type(result)}", stacklevel=2)
-    return backward_hook.setup_output_hook(result)
+    if backward_hook is not None:
+        if not isinstance(result, (Tensor, tuple)):
+            warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors "
+                          f"but received {type(result)}", stacklevel=2)
+        result = backward_hook.setup_output_hook(result)
+    if full is False and module._backward_hooks:
+        _register_on_first_output(module, list(module._backward_hooks.values()), args, result)
+    return result
+
+
+def _register_on_first_output(module, user_hooks, args, result):
+    """``register_backward_hook``'s hooks: post hooks of the node of the first tensor of ``result``."""
+    first = result
+    while not isinstance(first, Tensor):
+        first = next(v for v in first.values() if isinstance(v, Tensor)) if isinstance(first, dict) else first[0]
+    grad_fn = first.grad_fn
+    if grad_fn is None:
+        return
+    module_ref = weakref.ref(module)  # the graph does not keep the module alive
+    for hook in user_hooks:
+        grad_fn.register_hook(functools.partial(_call_with_module, module_ref, hook))
+    warning = _non_full_warning(args, result, grad_fn)
+    if warning:
+        warnings.warn(warning, FutureWarning, stacklevel=3)
+
+
+def _call_with_module(module_ref, hook, grad_input, grad_output):
+    module = module_ref()
+    if module is None:
+        raise RuntimeError("You are trying to call the hook of a dead Module!")
+    return hook(module, grad_input, grad_output)
+
+
+def _non_full_warning(inputs, result, grad_fn):
+    """Why the node's gradients may not be the module's (torch's ``_maybe_warn_non_full_backward_hook``)."""
+    outputs = (result,) if isinstance(result, Tensor) else result
+    if not (isinstance(outputs, tuple) and all(isinstance(r, Tensor) for r in outputs)):
+        return ("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+                "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
+                f"the grad_output. {USE_FULL}")
+    if not all(isinstance(i, Tensor) for i in inputs):
+        return ("Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple "
+                "of Tensors is deprecated and will be removed in future versions. This hook will be missing some "
+                f"of the grad_input. {USE_FULL}")
+    output_nodes = {r.grad_fn for r in outputs if r.grad_fn is not None}
+    if not output_nodes or (len(output_nodes) == 1 and grad_fn not in output_nodes):
+        return ("Using a non-full backward hook when outputs are nested in python data structure is deprecated and "
+                "will be removed in future versions. This hook will be missing some grad_output.")
+    if len(output_nodes) > 1:
+        return ("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+                f"{USE_FULL}")
+    if {i.grad_fn for i in inputs if i.grad_fn is not None} != {n for n, _ in grad_fn.next_functions}:
+        return ("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_input. Please use "
+                "register_full_backward_hook to get the documented behavior.")
+    return None
 
 
 @functools.cache

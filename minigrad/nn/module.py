@@ -58,6 +58,7 @@ class Module:
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
 
     def __setattr__(self, name, value):
         if isinstance(value, (Parameter, Module)):
@@ -128,7 +129,19 @@ class Module:
         """``hook(module, grad_input, grad_output)`` runs once the gradients of the module's positional
         inputs are known (of its outputs, where no input requires grad), and may return new grad_input
         (``minigrad.nn.hooks``)."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(hooks.ERR_BOTH_KINDS)
+        object.__setattr__(self, "_is_full_backward_hook", True)
         return self._add_backward_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """torch's deprecated form: ``hook(module, grad_input, grad_output)`` as a post hook of the node
+        of the module's first output, whose inputs and outputs need not be the module's (torch warns
+        where it sees so)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(hooks.ERR_BOTH_KINDS)
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        return self._add_backward_hook(self._backward_hooks, hook, False)
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """``hook(module, grad_output)`` runs once the gradients of the module's outputs are known, and

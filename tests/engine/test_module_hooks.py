@@ -158,3 +158,56 @@ def test_a_module_with_hooks_keeps_its_class_name_and_repr(hooked):
             layer.register_full_backward_hook(lambda *_: None)
         return [type(layer).__name__, repr(layer), isinstance(layer, lib.nn.Linear)]
     assert_same(scenario)
+
+
+@pytest.mark.parametrize("first", ["full", "regular"])
+def test_full_and_regular_backward_hooks_do_not_mix(first):
+    def scenario(lib):
+        layer = lib.nn.Linear(2, 1)
+        kinds = {"full": layer.register_full_backward_hook, "regular": layer.register_backward_hook}
+        kinds[first](lambda *_: None)
+        kinds["regular" if first == "full" else "full"](lambda *_: None)
+    assert_same(scenario)
+
+
+@pytest.mark.parametrize("pre_hook", [False, True])
+def test_regular_backward_hooks_see_the_first_output_node(pre_hook):
+    """Linear's node is AddmmBackward0 (grad_input: bias, input, weight.T); with a pre-hook, the
+    outputs' BackwardHookFunctionBackward."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        log = []
+        layer = lib.nn.Linear(3, 2)
+        layer.register_backward_hook(lambda m, gi, go: log.append((type(m).__name__, gi, go)))
+        layer.register_backward_hook(lambda m, gi, go: (gi[0] * 2,) + gi[1:])
+        if pre_hook:
+            layer.register_full_backward_pre_hook(lambda m, go: log.append(("pre", go)))
+        x = lib.randn(4, 3, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = layer(x)
+        out.sum().backward()
+        return [log, x.grad, layer.bias.grad, [str(w.message) for w in caught]]
+    assert_same(scenario)
+
+
+@pytest.mark.parametrize("case", ["non-tensor input", "two outputs", "list output", "two nodes"])
+def test_regular_backward_hooks_warn_where_torch_does(case):
+    def scenario(lib):
+        class Module(lib.nn.Module):
+            def forward(self, x, k=2.0):
+                if case == "two outputs":
+                    return x * 2, x + 1
+                if case == "list output":
+                    return [x * 2]
+                if case == "two nodes":
+                    return (x * k).exp()
+                return x * k
+        module = Module()
+        module.register_backward_hook(lambda *_: None)
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module(x, 3.0) if case == "non-tensor input" else module(x)
+        return [(w.category.__name__, str(w.message)) for w in caught]
+    assert_same(scenario)
