@@ -1,4 +1,4 @@
-"""A module's full backward hooks, as torch's ``BackwardHook`` (torch/utils/hooks.py) runs them.
+"""A module's backward hooks, as torch runs them (``BackwardHook``, torch/utils/hooks.py).
 
 ``module(*args)`` on a module with full backward hooks (or pre-hooks) passes its tensor inputs
 through ``BackwardHookFunction``, an identity custom Function, before forward, and its tensor
@@ -196,8 +196,7 @@ def _non_full_warning(inputs, result, grad_fn):
                 f"{USE_FULL}")
     if {i.grad_fn for i in inputs if i.grad_fn is not None} != {n for n, _ in grad_fn.next_functions}:
         return ("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
-                "and will be removed in future versions. This hook will be missing some grad_input. Please use "
-                "register_full_backward_hook to get the documented behavior.")
+                f"and will be removed in future versions. This hook will be missing some grad_input. {USE_FULL}")
     return None
 
 

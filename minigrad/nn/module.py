@@ -155,7 +155,8 @@ class Module:
         table[key] = hook
         if prepend:
             table.move_to_end(key, last=False)
-        object.__setattr__(self, "__class__", hooks.hooked(type(self)))
+        if type(self).__call__ is not hooks.call_with_hooks:
+            object.__setattr__(self, "__class__", hooks.hooked(type(self)))
         return RemovableHandle(table, key)
 
     def forward(self, *args, **kwargs):
