@@ -46,6 +46,8 @@ def wrap_outputs(ctx, record, inputs, out):
     a tensor marked dirty is itself the output (moved onto the node, as an in-place op moves it, its
     base onto a CopySlices node when it is a view); an input returned as it is comes back as a view
     of it; with no node, a view made in forward comes back as it is; other values pass through.
+    As in torch, a view among the outputs may not be edited in place ("function", or "multi_output"
+    where the Function has several differentiable outputs: ``views.creation_error``).
 
     Every tensor marked dirty has its version bumped first, returned or not (torch's ``_mark_dirty``),
     and must be among the outputs. The node of a Function with ``clear_saved_tensors_on_access``
@@ -56,7 +58,7 @@ def wrap_outputs(ctx, record, inputs, out):
     for tensor in dirty:
         if tensor._version_counter is not None:  # an inference tensor has none to bump
             tensor._version_counter.version += 1
-    results, infos = [], []
+    results, infos, differentiable_outputs = [], [], 0
     for output_nr, value in enumerate(outputs):
         if isinstance(value, torch.Tensor):
             value = Tensor(value)
@@ -80,11 +82,13 @@ def wrap_outputs(ctx, record, inputs, out):
             result = Tensor(source._data)
             if is_input:
                 result._become_view_of(source)
+                result._view.creation_mode = "function"
             else:
                 result._version_counter = source._version_counter
         else:
             result = value
         differentiable = not any(value is n for n in ctx._non_differentiable)
+        differentiable_outputs += record and differentiable
         if dirty_view:
             result._edited_in_place_by(ctx)
         elif record and differentiable:
@@ -97,6 +101,10 @@ def wrap_outputs(ctx, record, inputs, out):
         infos.append(OutputInfo(result._data))
     if not all(any(tensor is output for output in outputs) for tensor in dirty):
         raise RuntimeError(ERR_DIRTY_NOT_RETURNED)
+    if differentiable_outputs > 1:  # then none of the views among the outputs may be edited in place
+        for result in results:
+            if isinstance(result, Tensor) and result._view is not None:
+                result._view.creation_mode = "multi_output"
     if record:
         if ctx._forward_cls.clear_saved_tensors_on_access:
             ctx.__class__ = _clearing(type(ctx))

@@ -46,13 +46,16 @@ def check_detach(tensor):
 
 def creation_error(view, indirect):
     """torch's message for a view made with grad mode off that is, or whose memory was, edited in place.
-    Creation mode "function": a view a custom Function made in its forward (always with grad mode
-    off) and returned as it is, where no node was recorded; "multi_output": one of the views an op
+    Creation mode "function": a view a custom Function returned (an input as it is, or a view made in
+    its forward, always with grad mode off), recorded on its node or not; "multi_output": one of the views an op
     returned together (unbind, chunk), or a view of one."""
     mode = view._view.creation_mode
     if mode == "multi_output":
         return _multi_output_error(view, indirect)
     in_function = mode == "function"
+    if in_function and view._node is not None:  # an output of the Function's node
+        edited = "its base or another view of its base has been" if indirect else "is being"
+        return f"Output {view._output_nr} of {_named(view._node)} is a view and {edited} modified inplace.{_MADE_IN_A_FUNCTION}"
     if in_function:
         mode = "no_grad"
     enabled, block = _CLARIFY[mode]

@@ -1,11 +1,17 @@
 """Module and Parameter: a tree of modules holding parameters and buffers, walked, saved and moved as
 torch does."""
+import itertools
 from collections import OrderedDict, namedtuple
 
 import torch
 
 from .. import grad_mode
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
+from . import hooks
+
+_hook_ids = itertools.count()
+"""The keys of modules' hooks in their dicts (torch's ``RemovableHandle.next_id``)."""
 
 
 class Parameter(Tensor):
@@ -50,6 +56,9 @@ class Module:
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
 
     def __setattr__(self, name, value):
         if isinstance(value, (Parameter, Module)):
@@ -115,6 +124,40 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` runs once the gradients of the module's positional
+        inputs are known (of its outputs, where no input requires grad), and may return new grad_input
+        (``minigrad.nn.hooks``)."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(hooks.ERR_BOTH_KINDS)
+        object.__setattr__(self, "_is_full_backward_hook", True)
+        return self._add_backward_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """torch's deprecated form: ``hook(module, grad_input, grad_output)`` as a post hook of the node
+        of the module's first output, whose inputs and outputs need not be the module's (torch warns
+        where it sees so)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(hooks.ERR_BOTH_KINDS)
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        return self._add_backward_hook(self._backward_hooks, hook, False)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` runs once the gradients of the module's outputs are known, and
+        may return new grad_output."""
+        return self._add_backward_hook(self._backward_pre_hooks, hook, prepend)
+
+    def _add_backward_hook(self, table, hook, prepend):
+        """Keep ``hook`` in ``table`` (first, with ``prepend``), and give the module the ``__call__``
+        that runs backward hooks."""
+        key = next(_hook_ids)
+        table[key] = hook
+        if prepend:
+            table.move_to_end(key, last=False)
+        if type(self).__call__ is not hooks.call_with_hooks:
+            object.__setattr__(self, "__class__", hooks.hooked(type(self)))
+        return RemovableHandle(table, key)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")

@@ -304,6 +304,29 @@ def test_an_input_returned_as_is_comes_back_as_a_view():
     assert_same(input_returned_as_is)
 
 
+def input_returned_as_is_then_edited(torch, edited, outputs):
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *tensors):
+            return tensors
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return grads
+
+    x = torch.ones(2, requires_grad=True).clone()
+    results = Identity.apply(x, *[torch.ones(1, requires_grad=True)] * (outputs - 1))
+    (results[0] if edited == "output" else x).add_(1)
+    return results[0].grad_fn
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+@pytest.mark.parametrize("edited", ["output", "its base"])
+def test_an_input_returned_as_is_may_not_be_edited_in_place(edited, outputs):
+    """Its in-place edit would bypass the Function's backward: torch refuses it, with its reason."""
+    assert_same(input_returned_as_is_then_edited, edited, outputs)
+
+
 def wrong_gradients(torch, kind):
     class Wrong(torch.autograd.Function):
         @staticmethod

@@ -8,7 +8,6 @@ COMPLEX = "complex tensors"
 PROFILER = "the profiler"
 GRADIENT_EDGE_ROOT = "a GradientEdge as backward's root (minigrad's nodes keep no metadata of their outputs)"
 VARIABLE = "torch.autograd.Variable"
-FULL_BACKWARD_HOOK = "nn.Module.register_full_backward_hook"
 RAW_SAVED = "grad_fn._raw_saved_* (SavedTensor objects)"
 AFTER_THE_KERNEL = ("counts what a recomputation runs of the op whose saved tensor ends it: torch's autograd saves "
                     "an op's inputs before its kernel runs, so early stop skips the kernel; minigrad packs what an "
@@ -65,7 +64,6 @@ NOT_PORTED = {
         "test_node_ordering_when_none_returned": "bfloat16; Tensor.T",
         "test_current_graph_task_id": internals("torch._C._current_graph_task_id"),
         "test_current_graph_task_execution_order": internals("torch._C._current_graph_task_execution_order"),
-        "test_backward_hook_relative_ordering": FULL_BACKWARD_HOOK,
         "test_view_replay_enabled": internals("torch.autograd._force_original_view_tracking"),
         "test_unsafe_set_version_counter": internals("torch.autograd._unsafe_preserve_version_counter"),
         "test_current_node": "TorchDispatchMode",
@@ -139,8 +137,6 @@ NOT_PORTED = {
         "test_custom_function_save_for_forward": FORWARD_AD,
         "test_custom_function_forward_mode_non_differentiable": FORWARD_AD,
         "test_integer_outputs": ops("argmin", "argsort", "searchsorted", "bucketize", "unique_consecutive"),
-        "test_create_graph_and_full_backward_hook_cycle": FULL_BACKWARD_HOOK,
-        "test_full_backward_hook_double_backward": FULL_BACKWARD_HOOK,
         "test_input_buffer_accum": ops("gather") + "; " + SPARSE,
         "test_saving_variable_to_disk": "torch.save, torch.load",
         "test_graph_save_on_cpu": SPARSE,

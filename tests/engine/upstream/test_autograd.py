@@ -17,12 +17,14 @@ autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
 ``exp_``, ``sin_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_``, ``data_ptr``,
 ``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
-``autograd.set_multithreading_enabled``, and indexing with lists, index tensors and masks (``x[idx]``,
-``x[idx] = v``). 293 tests are in it and restated below, each under its
-upstream name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats
-are left out: not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's
-memory, is written ``t.detach().requires_grad_()``; two slow tests run 200 of their 2000 checkpointed inputs). The other
-224 are not ported: ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
+``autograd.set_multithreading_enabled``, indexing with lists, index tensors and masks (``x[idx]``,
+``x[idx] = v``), ``nn.Module.register_full_backward_hook``, and checkpoint's ``early_stop``,
+``determinism_check``, ``debug`` and ``context_fn`` (selective checkpointing). 308 tests are in it and
+restated below, each under its upstream name and class (upstream's int8 and int16 variants of
+test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
+``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``;
+two slow tests run 200 of their 2000 checkpointed inputs). The other 209 are not ported:
+``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -2613,6 +2615,56 @@ class TestAutograd(TestCase):
             x.pow(exponent).sum().backward()
             self.assertEqual(x.grad.abs().sum(), 0)
 
+    def test_backward_hook_relative_ordering(self):
+        order = []
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(10, 10)
+
+            def forward(self, x):
+                return self.linear(x)
+
+        x = torch.randn(10, 10, requires_grad=True)
+        module = Wrapper()
+        module.register_full_backward_hook(lambda *_: order.append("module_full_backward_hook"))
+        loss = module(x).sum()
+
+        count = 0
+
+        def hook_every_node(edges):  # numbered depth-first, as the nodes are reached from the loss
+            nonlocal count
+            for node, _ in edges:
+                count += 1
+                label = f"{node.name()}_{count}"
+                node.register_prehook(lambda _, label=label: order.append(f"pre_hook_{label}"))
+                node.register_hook(lambda *_, label=label: order.append(f"post_hook_{label}"))
+                hook_every_node(node.next_functions)
+
+        hook_every_node(((loss.grad_fn, None),))
+        for name, t in (("x", x), ("weight", module.linear.weight), ("bias", module.linear.bias)):
+            t.register_hook(lambda _, name=name: order.append(f"tensor_pre_hook_{name}"))
+            t.register_post_accumulate_grad_hook(lambda _, name=name: order.append(f"post_acc_grad_hook_{name}"))
+        loss.backward()
+
+        def accumulate(name, number):
+            node = f"torch::autograd::AccumulateGrad_{number}"
+            return [f"tensor_pre_hook_{name}", f"pre_hook_{node}", f"post_acc_grad_hook_{name}", f"post_hook_{node}"]
+
+        self.assertEqual(order, [
+            "pre_hook_SumBackward0_1", "post_hook_SumBackward0_1",
+            "pre_hook_BackwardHookFunctionBackward_2", "post_hook_BackwardHookFunctionBackward_2",
+            "pre_hook_AddmmBackward0_3", "post_hook_AddmmBackward0_3",
+            *accumulate("bias", 4),
+            "pre_hook_TBackward0_7", "post_hook_TBackward0_7",
+            *accumulate("weight", 8),
+            # the module's hook runs in the post hook the module put first on its inputs' node
+            "pre_hook_BackwardHookFunctionBackward_5", "module_full_backward_hook",
+            "post_hook_BackwardHookFunctionBackward_5",
+            *accumulate("x", 6),
+        ])
+
     def test_inplace_on_view_saved_output(self):
         freed = [0]
 
@@ -3764,6 +3816,37 @@ class TestAutograd(TestCase):
             gc.collect()
             self.assertTrue(ref.expired())  # ... until the collector breaks it
 
+    def test_create_graph_and_full_backward_hook_cycle(self):
+        class Sentinel:
+            pass
+
+        def make(input_requires_grad, hooks):
+            t = torch.randn(10, requires_grad=input_requires_grad)
+            a = torch.tensor(1.0, requires_grad=True)
+
+            class Squares(torch.nn.Module):
+                def forward(self, x):
+                    return x**2 * a**2
+
+            module = Squares()
+            for _ in range(hooks):
+                module.register_full_backward_hook(lambda *_: None)
+            out = module(t)
+            sentinel = Sentinel()
+            out.grad_fn.metadata["sentinel"] = sentinel
+            with set_warn_always_context(True), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out.exp().sum().backward(create_graph=True)
+            self.assertEqual(sum("Using backward() with create_graph=True" in str(w.message) for w in caught), 1)
+            a.grad = t.grad = None  # the cycle create_graph makes: each .grad holds the graph
+            return weakref.ref(sentinel)
+
+        for hooks in (1, 2, 3):
+            for input_requires_grad in (True, False):
+                ref = make(input_requires_grad, hooks)
+                gc.collect()
+                self.assertIsNone(ref())  # the module's hooks kept no grad_output (which holds the graph)
+
     @parametrize("use_custom_function", [True, False])
     @parametrize("use_tensor_hook", [True, False])
     def test_hook_closure_cycle(self, use_custom_function, use_tensor_hook):
@@ -3806,6 +3889,17 @@ class TestAutograd(TestCase):
             del out
             gc.collect()
             self.assertIsNone(ref())
+
+    def test_full_backward_hook_double_backward(self):
+        x = torch.rand(1, requires_grad=True)
+        y = torch.rand_like(x)
+        loss = torch.nn.MSELoss()
+        calls = [0]
+        loss.register_full_backward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
+        (dx,) = torch.autograd.grad(loss(x, y), x, create_graph=True)
+        self.assertEqual(calls[0], 1)
+        torch.autograd.grad(dx, x)  # reaches the inputs' hook node without the outputs': no call, no error
+        self.assertEqual(calls[0], 1)
 
     # --- saved tensors and saved-tensor hooks -------------------------------------------------------
 
