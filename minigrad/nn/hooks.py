@@ -13,8 +13,7 @@ changing either in place is refused (the custom Function's view check).
 ones) are post hooks of the node of the module's first output, with torch's warnings where that
 node's gradients are not the module's.
 
-A module gets this ``__call__`` only once a hook is registered on it (``hooked``): a module without
-hooks pays nothing.
+``Module.__call__`` comes here only for a module that has hooks: one without pays one check.
 """
 import functools
 import warnings
@@ -198,12 +197,3 @@ def _non_full_warning(inputs, result, grad_fn):
         return ("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
                 f"and will be removed in future versions. This hook will be missing some grad_input. {USE_FULL}")
     return None
-
-
-@functools.cache
-def hooked(module_cls):
-    """``module_cls`` with ``call_with_hooks`` as ``__call__``, under the same name: the class a module
-    takes when a backward hook is first registered on it, so that every other module's call stays
-    ``forward`` and nothing else."""
-    return type(module_cls.__name__, (module_cls,), {"__call__": call_with_hooks, "__module__": module_cls.__module__,
-                                                     "__qualname__": module_cls.__qualname__})

@@ -123,6 +123,9 @@ class Module:
         object.__setattr__(self, name, module)
 
     def __call__(self, *args, **kwargs):
+        """``forward``, and the backward hooks around it where the module has some (torch's ``_call_impl``)."""
+        if self._backward_hooks or self._backward_pre_hooks:
+            return hooks.call_with_hooks(self, *args, **kwargs)
         return self.forward(*args, **kwargs)
 
     def register_full_backward_hook(self, hook, prepend=False):
@@ -149,14 +152,11 @@ class Module:
         return self._add_backward_hook(self._backward_pre_hooks, hook, prepend)
 
     def _add_backward_hook(self, table, hook, prepend):
-        """Keep ``hook`` in ``table`` (first, with ``prepend``), and give the module the ``__call__``
-        that runs backward hooks."""
+        """Keep ``hook`` in ``table`` (first, with ``prepend``): the module's calls run it from now on."""
         key = next(_hook_ids)
         table[key] = hook
         if prepend:
             table.move_to_end(key, last=False)
-        if type(self).__call__ is not hooks.call_with_hooks:
-            object.__setattr__(self, "__class__", hooks.hooked(type(self)))
         return RemovableHandle(table, key)
 
     def forward(self, *args, **kwargs):
