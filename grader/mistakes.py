@@ -350,8 +350,6 @@ MISTAKES = {
          "enabled=rng is not None", "enabled=False", "test-random"),
         ("rerun in backward's grad mode (off: the body saves nothing)", "rerun",
          "enabled=rng is not None), enable_grad():", "enabled=rng is not None):", "test-gradients"),
-        ("the recomputed tensors not detached (their graph stays alive in a cycle)", "_Frame-recompute",
-         "kept.value = tensor.detach()", "kept.value = tensor", "test-memory"),
         ("the holders filled in reverse order", "_Frame-recompute", "holder = self.holders[filled]",
          "holder = self.holders[len(self.holders) - 1 - filled]", "test-gradients"),
         ("no early stop: the whole body runs again, counted at the end", "_Frame-recompute",
