@@ -151,18 +151,21 @@ def scenarios(exercise, root=ROOT):
     tests = {cell.metadata["nbgrader"]["grade_id"]: parts_of(cell.source) for cell in source.cells
              if cell.metadata.get("nbgrader", {}).get("grade")}
     order = {test: number for number, test in enumerate(tests)}
-    entries = course_map((Path(root) / "course" / "README.md").read_text())
+    readme = Path(root) / "course" / "README.md"  # a grading node's copy of the course may lack the lessons
+    entries = course_map(readme.read_text()) if readme.exists() else []
     found = {}
     for student, checks in sorted(records.read_checks(db_url, exercise).items()):
         for check in checks:
             key = (order.get(check.test, len(order)), check.test, check.position)
-            parts = tests.get(check.test) or tests.get(check.test.removesuffix("-hidden"), [])  # a hidden cell's: its visible one's
+            # a hidden cell names no parts: its visible one's
+            parts = tests.get(check.test) or tests.get(check.test.removesuffix("-hidden"), [])
             scenario = found.setdefault(key, Scenario(check.test, parts, check.title, check.hidden))
             scenario.graded += 1
             if not check.passed:
                 scenario.failing.append(student)
                 if not check.hidden:
-                    scenario.differences[f"{check.difference}: {check.raised}" if check.raised else check.difference] += 1
+                    told = f"{check.difference}: {check.raised}" if check.raised else check.difference
+                    scenario.differences[told] += 1
     for scenario in found.values():
         scenario.lesson, scenario.question = lesson_of(entries, exercise, scenario.test, scenario.title)
     not_graded = sum(outcome.reason is not None for outcome in records.read(db_url, exercise).values())
@@ -186,9 +189,11 @@ def lines(exercise, found, not_graded):
         return [f"{said}: no kept checks yet (autograde {exercise} first)"]
     header = ("test", "scenario", "failing", "most common first differences", "lesson section", "forum question")
     rows = [(scenario.test, _cut(scenario.title, 60) + " (hidden)" * scenario.hidden, _failing(scenario),
-             _cut(scenario.common(2), 50), _cut(scenario.lesson, 40), _cut(scenario.question, 50)) for scenario in found]
+             _cut(scenario.common(2), 50), _cut(scenario.lesson, 40), _cut(scenario.question, 50))
+            for scenario in found]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return [said] + ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *rows]]
+    return [said] + ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+                     for row in [header, *rows]]
 
 
 def write_csv(exercise, found, path):
