@@ -84,15 +84,15 @@ def course_map(text):
     (``ex1 `test-Mul-saved`: "title", ...``; after a ``;`` the same tests, unless it names others),
     the one three before it the lesson section, those before that the seed and its puzzle. A table
     names its unit in the heading above it; the rows of units 1-3 name their exercise."""
-    entries, unit, columns = [], "0", None
+    entries, unit, in_table = [], "0", False
     for line in text.split("## Every seed puzzle", 1)[-1].splitlines():
         heading = re.match(r"### Units? (\d+)", line)
         if heading or not line.startswith("|"):
-            unit, columns = heading[1] if heading else unit, None
+            unit, in_table = heading[1] if heading else unit, False
             continue
         cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        if columns is None or not cells[0].strip("-: "):
-            columns = columns or cells
+        if not in_table or not cells[0].strip("-: "):  # a table's header, or the line under it
+            in_table = True
             continue
         lesson = cells[-3] if re.match(r"\d\d[ab]?\b", cells[-3]) else f"lesson {int(unit):02d} §{cells[-3]}"
         exercise, tests = f"ex{unit}", set()
