@@ -300,7 +300,7 @@ def difference(name, expected, actual, raised=(), parts=(), labels=None):
     ``raised`` (what minigrad's run raised: (type name, ``raised_lines``) pairs); then the ``parts``
     the check exercises."""
     where, want, got = first_difference(expected, actual)
-    lines = [f"'{name}'", f"  minigrad differs from torch{f' at {_where(where, labels)}' if where else ''}",
+    lines = [f"'{name}'", f"  minigrad differs from torch{f' at {labelled(where, labels)}' if where else ''}",
              f"  torch:    {short(want, got)}", f"  minigrad: {short(got, want)}"]
     lines += next((told for kind, told in raised if _is_error(got) and kind == got[1]), [])
     lines = [line if len(line) <= WIDTH else line[:WIDTH - 1] + "…" for line in lines]
@@ -310,7 +310,7 @@ def difference(name, expected, actual, raised=(), parts=(), labels=None):
     return "\n".join(lines)
 
 
-def _where(where, labels):
+def labelled(where, labels):
     """``[1][0]`` as ``results[0] (result [1][0])`` where the scenario's tuple has ``results`` at 1."""
     index, _, rest = where[1:].partition("]")
     if not (labels and where.startswith("[") and index.isdigit() and int(index) < len(labels)):

@@ -19,6 +19,9 @@
   python -m grader status EXERCISE          graded (score), not graded (reason) or not graded yet, per submission
   python -m grader export EXERCISE          grades CSV with reasons + a score histogram (PNG)
   python -m grader feedback EXERCISE        feedback HTML, hidden tests reduced to passed/failed
+  python -m grader report EXERCISE          what the class got wrong: per scenario, learners failing it, the
+                                            most common first differences, its lesson section and forum
+                                            question; a CSV, a figure (PNG) and a notebook with both
   python -m grader selftest [EXERCISE ...]  grade each exercise's reference (full marks), untouched release
                                             (0) and kept wrong versions (below full) on this machine, as
                                             learners' submissions are: run it once per grading machine
@@ -29,7 +32,7 @@ import sys
 
 from . import build
 
-EXERCISE_COMMANDS = ("release", "collect", "prepare", "autograde", "status", "export", "feedback")
+EXERCISE_COMMANDS = ("release", "collect", "prepare", "autograde", "status", "export", "feedback", "report")
 
 
 def shard_count(text):
@@ -82,6 +85,9 @@ def main(argv=None):
         if name == "export":
             command.add_argument("--csv", default=None, help="default: .course/<exercise>-grades.csv")
             command.add_argument("--histogram", default=None, help="default: .course/<exercise>-scores.png")
+        if name == "report":
+            for output, suffix in (("csv", "csv"), ("figure", "png"), ("notebook", "ipynb")):
+                command.add_argument(f"--{output}", default=None, help=f"default: .course/<exercise>-report.{suffix}")
     args = parser.parse_args(argv)
 
     if args.command == "build":
@@ -135,6 +141,16 @@ def main(argv=None):
         return 1 if unfinished else 0
     elif args.command == "status":
         print(*workflow.status(args.exercise), sep="\n")
+    elif args.command == "report":
+        from . import report
+
+        state = build.ROOT / ".course"
+        paths = [getattr(args, output) or state / f"{args.exercise}-report.{suffix}"
+                 for output, suffix in (("csv", "csv"), ("figure", "png"), ("notebook", "ipynb"))]
+        said = report.report(args.exercise, *paths)
+        print(*said, sep="\n")
+        if len(said) > 1:
+            print(f"wrote {paths[0]}, {paths[1]} and {paths[2]} (in the instructor's lab: File → Open from Path…)")
     else:
         state = build.ROOT / ".course"
         csv_path = args.csv or state / f"{args.exercise}-grades.csv"

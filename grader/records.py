@@ -3,7 +3,9 @@ tables (which hold the scores). Kept apart from the grading code, so reading it 
 nor the harness.
 
 An outcome says whether the submission was graded or not and why, where its checks ran and what held
-the learner's code. It is written once per grading, whichever route graded it (``python -m grader
+the learner's code; beside it, in ``grader_checks``, a graded submission's result of each check
+(``Check``: what ``python -m grader report`` counts across a class, never learner text). Both are
+written together, once per grading, whichever route graded it (``python -m grader
 autograde``, nbgrader's own ``autograde``, Formgrader's Autograde button):
 ``verdicts.VerdictExecute`` when the submission cannot be graded, ``verdicts.RecordOutcome`` once
 nbgrader has saved its scores, ``workflow`` when nbgrader itself failed. It is read by ``status``,
@@ -16,8 +18,9 @@ from datetime import datetime, timezone
 
 import sqlalchemy as sa
 
+METADATA = sa.MetaData()
 OUTCOMES = sa.Table(
-    "grader_outcomes", sa.MetaData(),
+    "grader_outcomes", METADATA,
     sa.Column("assignment", sa.String(128), primary_key=True),
     sa.Column("student", sa.String(128), primary_key=True),
     sa.Column("graded", sa.Boolean, nullable=False),
@@ -25,6 +28,18 @@ OUTCOMES = sa.Table(
     sa.Column("device", sa.Text, nullable=False, default=""),
     sa.Column("sandbox", sa.Text, nullable=False, default=""),
     sa.Column("updated", sa.DateTime, nullable=False),
+)
+CHECKS = sa.Table(
+    "grader_checks", METADATA,
+    sa.Column("assignment", sa.String(128), primary_key=True),
+    sa.Column("student", sa.String(128), primary_key=True),
+    sa.Column("test", sa.String(128), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("hidden", sa.Boolean, nullable=False),
+    sa.Column("passed", sa.Boolean, nullable=False),
+    sa.Column("difference", sa.Text, nullable=False, default=""),
+    sa.Column("raised", sa.Text, nullable=False, default=""),
 )
 
 
@@ -35,9 +50,24 @@ class Outcome:
     sandbox: str = ""  # what held the learner's code
 
 
+@dataclass(frozen=True)
+class Check:
+    """One check of a graded submission: its test cell and place in it, its title (as torch's run
+    gave it), whether it is hidden and passed; of a visible check that failed, where its results first
+    differ and the type of the exception the learner's code gave there ("" for a hidden one, whose
+    feedback names only its title)."""
+    test: str
+    position: int
+    title: str
+    hidden: bool
+    passed: bool
+    difference: str = ""
+    raised: str = ""
+
+
 @functools.cache
 def _engine(db_url):
-    """The gradebook's engine (one per process), with the outcomes' table in it."""
+    """The gradebook's engine (one per process), with the outcomes' and checks' tables in it."""
     engine = sa.create_engine(db_url)
     try:
         _make_table(engine)
@@ -47,7 +77,7 @@ def _engine(db_url):
 
 
 def _make_table(engine):
-    OUTCOMES.create(engine, checkfirst=True)
+    METADATA.create_all(engine, checkfirst=True)
     columns = {column["name"] for column in sa.inspect(engine).get_columns(OUTCOMES.name)}
     with engine.begin() as connection:  # a gradebook from before the table had these columns
         for name in ("device", "sandbox"):
@@ -55,23 +85,28 @@ def _make_table(engine):
                 connection.execute(sa.text(f"ALTER TABLE {OUTCOMES.name} ADD COLUMN {name} TEXT NOT NULL DEFAULT ''"))
 
 
-def _this(exercise, student):
-    return (OUTCOMES.c.assignment == exercise) & (OUTCOMES.c.student == student)
+def _forget(connection, exercise, student):
+    for table in (OUTCOMES, CHECKS):
+        connection.execute(table.delete().where((table.c.assignment == exercise) & (table.c.student == student)))
 
 
-def save(db_url, exercise, student, outcome):
-    """``student``'s submission of ``exercise`` ended with ``outcome`` (replacing any before)."""
+def save(db_url, exercise, student, outcome, checks=()):
+    """``student``'s submission of ``exercise`` ended with ``outcome`` and, graded, with the results
+    ``checks`` (replacing any before), in one transaction: a report never counts half a submission."""
     with _engine(db_url).begin() as connection:
-        connection.execute(OUTCOMES.delete().where(_this(exercise, student)))
+        _forget(connection, exercise, student)
         connection.execute(OUTCOMES.insert().values(
             assignment=exercise, student=student, graded=outcome.reason is None, reason=outcome.reason or "",
             device=outcome.device, sandbox=outcome.sandbox, updated=datetime.now(timezone.utc)))
+        if checks:
+            connection.execute(CHECKS.insert(), [dict(vars(check), assignment=exercise, student=student)
+                                                 for check in checks])
 
 
 def forget(db_url, exercise, student):
-    """The submission is being graded again: it has no outcome until this grading ends."""
+    """The submission is being graded again: it has no outcome (nor checks) until this grading ends."""
     with _engine(db_url).begin() as connection:
-        connection.execute(OUTCOMES.delete().where(_this(exercise, student)))
+        _forget(connection, exercise, student)
 
 
 def read(db_url, exercise):
@@ -79,3 +114,15 @@ def read(db_url, exercise):
     with _engine(db_url).connect() as connection:
         rows = connection.execute(OUTCOMES.select().where(OUTCOMES.c.assignment == exercise)).fetchall()
     return {row.student: Outcome(None if row.graded else row.reason, row.device, row.sandbox) for row in rows}
+
+
+def read_checks(db_url, exercise):
+    """{student: [Check, ...] in their order} for every graded submission of ``exercise`` with checks."""
+    with _engine(db_url).connect() as connection:
+        rows = connection.execute(CHECKS.select().where(CHECKS.c.assignment == exercise)
+                                  .order_by(CHECKS.c.student, CHECKS.c.test, CHECKS.c.position)).fetchall()
+    checks = {}
+    for row in rows:
+        checks.setdefault(row.student, []).append(Check(row.test, row.position, row.title, row.hidden, row.passed,
+                                                        row.difference, row.raised))
+    return checks

@@ -352,8 +352,8 @@ def compare(expected, actual, cells=()):
             verdicts[test_id] = (False, f"{len(got['checks'])} of {len(want['checks'])} checks ran")
         else:
             wrong = failed_checks(want, got)
-            verdicts[test_id] = (True, "") if not wrong else (False, difference(*wrong[0], *pointers(cells, test_id,
-                                                                                               wrong[0][0])))
+            verdicts[test_id] = (True, "") if not wrong else (False, difference(*wrong[0][1:], *pointers(cells, test_id,
+                                                                                                   wrong[0][1])))
     return verdicts
 
 
@@ -398,23 +398,23 @@ def checks_told(test_id, expected, actual):
     the titles of those that failed, and nothing else of them; of a visible one, every title as it
     ran (an f-string's filled in), from torch's run."""
     if test_id.endswith("-hidden"):
-        return {"failed checks": [name for name, *_ in failed_checks(expected[test_id], actual.get(test_id))]}
+        return {"failed checks": [name for _, name, *_ in failed_checks(expected[test_id], actual.get(test_id))]}
     return {"checks": [name for name, *_ in expected[test_id]["checks"]]}
 
 
 def failed_checks(want, got):
-    """The checks of one test cell whose results differ, in order, as (title, torch's, minigrad's,
-    what the learner's code raised); a check that did not run counts as failed."""
+    """The checks of one test cell whose results differ, in order, as (their place in the cell, title,
+    torch's, minigrad's, what the learner's code raised); a check that did not run counts as failed."""
     wrong = []
     for index, (name, wanted, message, _) in enumerate(want["checks"]):
         if index >= len((got or {}).get("checks", [])):
-            wrong.append((name, wanted, None, []))
+            wrong.append((index, name, wanted, None, []))
             continue
         _, seen, _, told = got["checks"][index]
         if not message:
             wanted, seen = without_messages(wanted), without_messages(seen)
         if not nearly_equal(seen, wanted):
-            wrong.append((name, wanted, seen, told))
+            wrong.append((index, name, wanted, seen, told))
     return wrong
 
 
@@ -548,6 +548,9 @@ class VerdictExecute(NbGraderPreprocessor):
             cell.outputs = [new_output("stream", name="stdout", text="passed\n") if passed else
                             new_output("error", ename="AssertionError", evalue=why, traceback=why.splitlines())]
             cell.metadata["minigrad"] = checks_told(test_id, expected, actual)
+        from .report import kept_checks  # which imports this module
+
+        resources["grader_checks"] = kept_checks(expected, actual, planned)  # RecordOutcome saves them
         return nb, resources
 
     def cache_file(self, exercise, name):
@@ -579,10 +582,12 @@ def prepare_expected(config, exercise, notebooks):
 
 class RecordOutcome(NbGraderPreprocessor):
     """nbgrader's autograde step after SaveAutoGrades: the submission is graded, which ``status``,
-    ``export``, the feedback and ``autograde``'s reruns read (``records``), whichever route graded
-    it (our command line, nbgrader's, Formgrader's Autograde button)."""
+    ``export``, the feedback and ``autograde``'s reruns read (``records``), with each check's result,
+    which ``report`` reads, whichever route graded it (our command line, nbgrader's, Formgrader's
+    Autograde button)."""
 
     def preprocess(self, nb, resources):
         meta = resources["nbgrader"]
-        records.save(meta["db_url"], meta["assignment"], meta["student"], resources["grader_outcome"])
+        records.save(meta["db_url"], meta["assignment"], meta["student"], resources["grader_outcome"],
+                     resources["grader_checks"])
         return nb, resources

@@ -67,6 +67,12 @@ def test_shards_grade_into_one_gradebook_and_a_killed_shard_is_regraded_by_a_rer
     status = subprocess.run([*grader, "status", EXERCISE], cwd=root, env=env, capture_output=True, text=True,
                             timeout=300).stdout.splitlines()
     assert status == [f"{student}: graded {score:g}/{FULL:g}" for student, score in sorted(expected.items())], status
+    report = subprocess.run([*grader, "report", EXERCISE], cwd=root, env=env, capture_output=True, text=True,
+                            timeout=300)  # issue 39: what the class got wrong, from the shards' checks
+    assert report.returncode == 0 and report.stdout.startswith(f"{EXERCISE}: 9 graded submissions\n"), report.stdout
+    checks = records.read_checks(database, EXERCISE)
+    assert sorted(checks) == sorted(outcomes) and all(check.passed for n in (0, 3, 6) for check in checks[f"learner-{n}"])
+    assert not all(check.passed for check in checks["learner-2"])  # the kept mistake
     assert not (root / ".course" / "gradebook.db").exists()
 
 
