@@ -205,38 +205,42 @@ def _all_none(grads):
 
 
 def validate_outputs(node, grads):
-    """Check what a node returned, as torch's engine does: one gradient per edge, each shaped like
-    its input or like a broadcast of it (then reduced to the input's shape with ``sum_to``), cast to
-    its input's dtype (where the node knows it), and on its input's device. A 0-dim gradient
-    elsewhere is moved there: a CPU scalar in an op on CUDA gets its gradient on the CPU, as in
-    torch; a gradient with dims on another device is refused."""
+    """Check what a node returned, as torch's engine does: one gradient per edge, each like its input
+    in shape, dtype and device; one that is not is made so, or refused (``_conformed``)."""
     if len(grads) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(grads)})")
-    checked, dtypes = grads, node._input_dtypes
-    for index, (grad, shape, device) in enumerate(zip(grads, node._input_shapes, node._input_devices)):
+    checked, shapes, devices, dtypes = grads, node._input_shapes, node._input_devices, node._input_dtypes
+    for index, grad in enumerate(grads):
         if grad is None:
             continue
-        valid, data = grad, grad._data
-        if data.shape != shape:
-            if not broadcast.expandable(shape, data.shape):
-                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
-                                   f"{list(data.shape)} but expected shape compatible with {list(shape)}")
-            valid = broadcast.sum_to(grad, shape)
-            data = valid._data
-        if dtypes and data.dtype != dtypes[index]:
-            valid = valid.to(dtypes[index])
-            data = valid._data
-        if data.device != device:
-            if valid.dim():
-                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - "
-                                   f"expected device {device} but got {valid.device}")
-            valid = valid.to(device)
-        if valid is not grad:
+        data = grad._data
+        if data.shape != shapes[index] or data.device != devices[index] or dtypes and data.dtype != dtypes[index]:
             if checked is grads:
                 checked = list(grads)
-            checked[index] = valid
+            checked[index] = _conformed(node, index, grad)
     return checked
+
+
+def _conformed(node, index, grad):
+    """The gradient at ``index`` made like its input: reduced to the input's shape (``sum_to``) where it
+    is shaped like a broadcast of it, cast to the input's dtype (where the node knows it), and, if
+    0-dim, moved to the input's device: a CPU scalar in an op on CUDA gets its gradient on the CPU,
+    as in torch. Any other gradient is refused, in torch's words."""
+    shape, device, dtypes, valid = node._input_shapes[index], node._input_devices[index], node._input_dtypes, grad
+    if grad._data.shape != shape:
+        if not broadcast.expandable(shape, grad.shape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                               f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
+        valid = broadcast.sum_to(grad, shape)
+    if dtypes and valid._data.dtype != dtypes[index]:
+        valid = valid.to(dtypes[index])
+    if valid._data.device != device:
+        if valid.dim():
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - "
+                               f"expected device {device} but got {valid.device}")
+        valid = valid.to(device)
+    return valid
 
 
 # BEGIN EXERCISE 3
