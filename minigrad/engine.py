@@ -211,11 +211,12 @@ def validate_outputs(node, grads):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(grads)})")
     checked, shapes, devices, dtypes = grads, node._input_shapes, node._input_devices, node._input_dtypes
-    for index, (grad, shape) in enumerate(zip(grads, shapes)):  # a node with no inputs' metadata: none checked
+    for index in range(len(shapes)):  # a node with no inputs' metadata (GraphRoot): none checked
+        grad = grads[index]
         if grad is None:
             continue
         data = grad._data
-        if data.shape != shape or data.device != devices[index] or dtypes and data.dtype != dtypes[index]:
+        if data.shape != shapes[index] or data.device != devices[index] or dtypes and data.dtype != dtypes[index]:
             if checked is grads:
                 checked = list(grads)
             checked[index] = _conformed(node, index, grad)
