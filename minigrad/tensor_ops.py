@@ -36,6 +36,20 @@ def wrap_number(value, like):
     return tensor
 
 
+def to_arguments(args, kwargs):
+    """``(dtype, device)`` from ``to``'s arguments as torch reads them (each None where not given): a
+    dtype, a device, a tensor (its dtype and device), by position or keyword."""
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    for arg in args:
+        if isinstance(arg, torch.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg.device
+        else:
+            device = arg
+    return dtype, device
+
+
 def _as_tensor(value, like):
     return value if isinstance(value, Tensor) else wrap_number(value, like._data)
 
@@ -45,14 +59,7 @@ class TensorOps:
 
     # --- conversion ---------------------------------------------------------------------------
     def to(self, *args, **kwargs):
-        dtype, device = kwargs.get("dtype"), kwargs.get("device")
-        for arg in args:
-            if isinstance(arg, torch.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                dtype, device = arg.dtype, arg.device
-            else:
-                device = arg
+        dtype, device = to_arguments(args, kwargs)
         dtype = dtype or self.dtype
         device = torch.device(device) if device is not None else self.device
         if dtype == self.dtype and _same_device(device, self.device):

@@ -7,6 +7,7 @@ import torch
 
 from .. import grad_mode
 from ..tensor import Tensor
+from ..tensor_ops import to_arguments
 from ..utils.hooks import RemovableHandle
 from . import hooks
 
@@ -257,14 +258,7 @@ class Module:
     def to(self, *args, **kwargs):
         """Move (and, for floating point, cast) every parameter and its gradient; the Parameter objects
         stay the same, so optimizers built before still hold them."""
-        dtype, device = kwargs.get("dtype"), kwargs.get("device")
-        for arg in args:
-            if isinstance(arg, torch.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                dtype, device = arg.dtype, arg.device
-            else:
-                device = arg
+        dtype, device = to_arguments(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
