@@ -578,13 +578,16 @@ def selective(torch, body, kept, second_backward, options):
 def test_selective_checkpointing(case):
     """Gradients as without it; a kept output edited in place after the forward, and a second
     backward through the region, refused as torch refuses them."""
-    chain, edited = (lambda x: x.sin().cos().exp().sin()), (lambda x: x.sin().mul_(2).cos().exp())
+    # ``once`` keeps one sin: where a kept op also ends the region, torch 2.11 lets a second backward
+    # through (its recomputation stops before that op's kernel, leaving its kept output for the next).
+    chain, edited, once = ((lambda x: x.sin().cos().exp().sin()), (lambda x: x.sin().mul_(2).cos().exp()),
+                           (lambda x: x.sin().cos().exp()))
     allowed = {"allow_cache_entry_mutation": True}
     body, kept, second, options = {"sin and exp kept": (chain, ["sin", "exp"], False, {}),
                                    "nothing kept": (chain, [], False, {}),
                                    "a kept output edited in place": (edited, ["sin"], False, {}),
                                    "the same, allowed": (edited, ["sin"], False, allowed),
-                                   "a second backward": (chain, ["sin"], True, {})}[case]
+                                   "a second backward": (once, ["sin"], True, {})}[case]
     assert_same(selective, body, kept, second, options, close=True)
 
 
