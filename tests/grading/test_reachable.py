@@ -90,6 +90,8 @@ REVIEWED = {
                                                    "own hook stack",
     "minigrad.utils.checkpoint.*": "exercise 8: checkpoint's frame, holder and errors, made new; rng state read "
                                    "from and set into torch's generator",
+    "minigrad.utils.checkpoint_options.CheckpointError": "exercise 8: checkpoint's error (defined beside the "
+                                                         "options that raise it too), a RuntimeError made new",
     "minigrad.nn.functional.*": "losses and activations: new tensors from tensors",
     "minigrad.nn.activation.*": "modules of their own (no learner class derives from Module)",
     "minigrad.nn.loss.*": "modules of their own",
