@@ -19,7 +19,7 @@ from .. import releases
 from ..function import Function, constant
 from . import api
 
-__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck", "get_numerical_jacobian", "get_analytical_jacobian"]
 
 FAILED_NONDET_MSG = """\n
 NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
@@ -93,6 +93,47 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_batched_grad=check_batched_grad, fast_mode=fast_mode)
+
+
+# --- deprecated ----------------------------------------------------------------------------------
+# torch keeps two Jacobian helpers its gradcheck no longer uses, deprecated (a FutureWarning at each
+# call, in torch's words); minigrad makes them of gradcheck's own parts.
+
+def _warn_deprecated(name):
+    warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are deprecating it "
+                  "and it will be removed in a future version of PyTorch. If you have a specific use for this or "
+                  "feature request for this to be a stable API, please file us an issue at "
+                  "https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=3)
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """The Jacobian of ``fn(inputs)`` (``fn`` takes the inputs as one tuple) from central differences:
+    its first floating-point output's, with respect to each tensor of ``target`` (by default the
+    inputs) that requires grad. A target is moved where it is, so it must be something ``fn`` reads."""
+    _warn_deprecated("get_numerical_jacobian")
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer supports values of "
+                         "grad_out != 1.0.")
+    inputs = _as_tuple(inputs)
+    targets = _requiring_grad(_as_tuple(inputs if target is None else target))
+    outputs = _as_tuple(fn(inputs))
+    first = [k for k, out in enumerate(outputs) if out.is_floating_point()][:1]
+    jacobians = _numerical_jacobians(lambda *_: fn(inputs), targets, outputs, first, eps)
+    return tuple(constant(per_output[0]) for per_output in jacobians)
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
+    """``output``'s Jacobian with respect to each input that requires grad, from backward, and
+    whether a second backward agrees within ``nondet_tol``; then whether every gradient had its
+    input's size and dtype: always, as the engine checks each gradient's shape and casts its dtype."""
+    _warn_deprecated("get_analytical_jacobian")
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer supports values of "
+                         "grad_out != 1.0.")
+    diff_inputs = _requiring_grad(_as_tuple(inputs))
+    first = _jacobians_from_backward(diff_inputs, output)
+    second = _jacobians_from_backward(diff_inputs, output)
+    return tuple(map(constant, first)), _agree(first, second, nondet_tol), True, True
 
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, fast_mode):
@@ -224,10 +265,15 @@ def _analytical_jacobians(inputs, output, nondet_tol):
 
 
 def _check_reentrant(first, second, nondet_tol):
-    if any(a.numel() != 0 and (a - b).abs().max() > nondet_tol for a, b in zip(first, second)):
+    if not _agree(first, second, nondet_tol):
         raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
                              "multiple times gives different values, although analytical gradient matches numerical "
                              f"gradient.The tolerance for nondeterminism was {nondet_tol}." + FAILED_NONDET_MSG)
+
+
+def _agree(first, second, nondet_tol):
+    """Two backward passes' Jacobians differ nowhere by more than ``nondet_tol``."""
+    return not any(a.numel() != 0 and (a - b).abs().max() > nondet_tol for a, b in zip(first, second))
 
 
 # BEGIN EXERCISE 7

@@ -563,3 +563,27 @@ def test_gradgradcheck_catches_a_wrong_double_backward(name, fast_mode):
     first, second, quiet = same(wrong_double_backward, name, fast_mode)
     assert first is True and quiet is False
     assert failed_with(second, "GradcheckError", "Jacobian mismatch for output 0 with respect to input 0,")
+
+
+# --- torch's deprecated Jacobian helpers ----------------------------------------------------------
+
+def deprecated_jacobians(lib):
+    """get_numerical_jacobian: the first output's, for the targets that require grad (inputs given as
+    a list); get_analytical_jacobian: zeros for an input backward does not reach, a non-tensor input
+    skipped. Each with its FutureWarning."""
+    module = importlib.import_module(f"{lib.__name__}.autograd.gradcheck")
+    lib.manual_seed(0)
+    x, y, w = double(lib, 2), double(lib, 3), double(lib, 2, requires_grad=False)
+
+    def fn(inputs):
+        a, b, c = inputs
+        return a * c + 2 * a.sum() * b.exp().sum(), a.exp()
+
+    numerical = with_warnings(module.get_numerical_jacobian, fn, [x, y, w], target=(w, y), eps=1e-6)
+    analytical = with_warnings(module.get_analytical_jacobian, (x, 2.0, y), x.exp() * w)
+    return numerical, analytical
+
+
+def test_deprecated_jacobian_helpers():
+    numerical, analytical = same(deprecated_jacobians)
+    assert numerical[1][0][0] == "FutureWarning" and analytical[0][1:] == (True, True, True)

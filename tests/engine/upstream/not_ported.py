@@ -96,8 +96,6 @@ NOT_PORTED = {
         "test_gradcheck_multiple_mkldnn_inputs": "mkldnn tensors",
         "test_gradcheck_complex_non_complex_outputs": COMPLEX,
         "test_gradcheck_adjusted_atol_complex_inputs": COMPLEX,
-        "test_gradcheck_get_numerical_jacobian": "torch.autograd.gradcheck.get_numerical_jacobian",
-        "test_gradcheck_get_analytical_jacobian": "torch.autograd.gradcheck.get_analytical_jacobian",
         "test_gradcheck_forward_ad": FORWARD_AD,
         "test_gradcheck_forward_ad_runs_with_no_requires_grad": FORWARD_AD,
         "test_gradcheck_forward_ad_respects_requires_grad": FORWARD_AD,

@@ -3032,6 +3032,57 @@ class TestAutograd(TestCase):
             with self.assertRaisesRegex(AssertionError, "return outputs with the same dtype when inputs are perturbed"):
                 gradcheck(float32_at_one, (a,), fast_mode=fast_mode)
 
+    def test_gradcheck_get_numerical_jacobian(self):
+        # upstream's `from torch.autograd.gradcheck import get_numerical_jacobian`, from whichever library runs
+        get_numerical_jacobian = sys.modules[f"{torch.__name__}.autograd.gradcheck"].get_numerical_jacobian
+        deprecated = "`get_numerical_jacobian` was part of PyTorch's private API"
+
+        def fn(inputs):  # the inputs as one tuple; the Jacobian is the first output's
+            x, y = inputs
+            return 2 * x + y, x + 2 * y
+
+        a = torch.rand(2, 2, requires_grad=True, dtype=torch.float64)
+        b = torch.rand(2, 2, requires_grad=True, dtype=torch.float64)
+        with self.assertWarnsRegex(FutureWarning, deprecated):
+            jacobian = get_numerical_jacobian(fn, (a, b), target=a, eps=1e-6)
+        self.assertEqual(jacobian[0], 2 * torch.eye(4, dtype=torch.double))
+        with self.assertWarnsRegex(FutureWarning, deprecated):
+            jacobian = get_numerical_jacobian(fn, (a, b), eps=1e-6)
+        self.assertEqual(jacobian[0], 2 * torch.eye(4, dtype=torch.double))
+        self.assertEqual(jacobian[1], 1 * torch.eye(4, dtype=torch.double))
+        with self.assertRaisesRegex(ValueError, "Expected grad_out to be 1.0"):
+            get_numerical_jacobian(fn, (a, b), eps=1e-6, grad_out=2.0)
+
+    def test_gradcheck_get_analytical_jacobian(self):
+        get_analytical_jacobian = sys.modules[f"{torch.__name__}.autograd.gradcheck"].get_analytical_jacobian
+        deprecated = "`get_analytical_jacobian` was part of PyTorch's private API"
+
+        class Jittery(Function):
+            """The identity, whose backward scales the gradient by 1 + jitter * (a fresh random number)."""
+
+            @staticmethod
+            def forward(ctx, t, jitter=0.0):
+                ctx.jitter = jitter
+                return t
+
+            @staticmethod
+            def backward(ctx, grad):
+                return Jittery.apply(grad, ctx.jitter) * (1 + torch.rand_like(grad) * ctx.jitter), None
+
+        a = torch.rand(2, 2, requires_grad=True, dtype=torch.float64)
+        b = torch.rand(2, 2, requires_grad=True, dtype=torch.float64)
+        with self.assertWarnsRegex(FutureWarning, deprecated):
+            jacobians, reentrant, _, _ = get_analytical_jacobian((a, b), 2 * a + b)
+        self.assertEqual(jacobians[0], 2 * torch.eye(4, dtype=torch.double))
+        self.assertEqual(jacobians[1], 1 * torch.eye(4, dtype=torch.double))
+        self.assertTrue(reentrant)
+        out = Jittery.apply(a, 1e-6)
+        with self.assertWarnsRegex(FutureWarning, deprecated):
+            _, reentrant, _, _ = get_analytical_jacobian((a,), out)
+        self.assertFalse(reentrant)
+        with self.assertRaisesRegex(ValueError, "Expected grad_out to be 1.0"):
+            get_analytical_jacobian((a,), out, grad_out=2.0)
+
     def test_gradcheck_custom_error(self):
         # upstream's `from torch.autograd.gradcheck import GradcheckError`, from whichever library runs
         GradcheckError = sys.modules[f"{torch.__name__}.autograd.gradcheck"].GradcheckError
