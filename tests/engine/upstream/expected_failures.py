@@ -22,6 +22,11 @@ if releases.SHORT_NODE_NAMES_IN_ERRORS:
     TORCH_FAILS_TOO["TestAutograd::test_autograd_views_codegen"] = (
         "upstream expects 'Output 0 of UnbindBackward0 is a view ...'; from torch 2.13 the view errors name the op, "
         "'Output 0 of Unbind is a view ...', and so does minigrad (2.11 and 2.12 pass)")
+if releases.RELEASE >= (2, 13):
+    TORCH_FAILS_TOO["TestSelectiveActivationCheckpoint::test_function_with_more_than_one_output"] = (
+        "upstream counts the policy's calls in the forward and in the recomputation (2); torch 2.13's "
+        "_CachedTorchDispatchMode ignores the policy in the recomputation (1), and minigrad, running torch's modes, "
+        "does as 2.13 does (2.11 and 2.12 call the policy in the recomputation too)")
 
 EXPECTED_FAILURES = {
 }

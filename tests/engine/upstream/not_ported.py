@@ -35,7 +35,7 @@ NOT_PORTED = {
         "test_custom_function_vmap_defaults": "vmap",
         "test_multiple_insert_removal_caching": internals("torch._C cached tensors"),
         "test_accumulate_grad_tensor_reference": SPARSE,
-        "test_grad_to_node": ops("var_mean") + "; " + internals("torch.autograd._functions.Resize"),
+        "test_grad_to_node": internals("torch.autograd._functions.Resize"),
         "test_grad_fn_input_metadata": internals("grad_fn._input_metadata") + "; nested tensors",
         "test_gradient_edge_output": GRADIENT_EDGE_ROOT + "; " + COMPLEX,
         "test_gradient_edge_graph_ownership": GRADIENT_EDGE_ROOT,
@@ -213,7 +213,6 @@ NOT_PORTED = {
                                   "2.13 calls the policy in the forward only, and fails it too)",
         "test_storage_lifetime": internals("torch.utils._python_dispatch._get_current_dispatch_mode, "
                                            "checkpoint's _CachingTorchDispatchMode"),
-        "test_function_with_more_than_one_output": ops("var_mean"),
         "test_function_with_non_tensor_output": "torch.library.custom_op",
     },
     "TestAutogradMultipleDispatch": {

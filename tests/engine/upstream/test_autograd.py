@@ -5556,6 +5556,25 @@ class TestSelectiveActivationCheckpoint(TestCase):
                          context_fn=self.contexts(self.save_sin, allow_cache_entry_mutation=True))
         out.sum().backward()
 
+    def test_function_with_more_than_one_output(self):
+        calls = [0]
+
+        def save_var_mean(ctx, op, *args, **kwargs):
+            policy = torch.utils.checkpoint.CheckpointPolicy
+            if op == torch.ops.aten.var_mean.correction:
+                calls[0] += 1
+                return policy.MUST_SAVE
+            return policy.PREFER_RECOMPUTE
+
+        def body(x):
+            var, mean = torch.var_mean(x)  # one op, two outputs
+            return var * mean
+
+        x = torch.randn(3, requires_grad=True)
+        out = checkpoint(body, x, use_reentrant=False, context_fn=self.contexts(save_var_mean))
+        self.assertEqual(torch.autograd.grad(out.sum(), (x,)), torch.autograd.grad(body(x).sum(), (x,)))
+        self.assertEqual(calls[0], 2)  # in the forward and in the recomputation
+
     def test_can_only_trigger_recompute_once(self):
         x = torch.randn(3, requires_grad=True)
         out = checkpoint(lambda x: x.sin().cos().exp(), x, use_reentrant=False, context_fn=self.contexts(self.save_sin))
