@@ -5,8 +5,8 @@ from collections.abc import Mapping
 import torch
 
 from .. import engine, releases
-from ..function import GraphRoot
-from .gradient_edge import GradientEdge
+from ..function import GraphRoot, constant
+from .gradient_edge import GradientEdge, output_metadata
 
 __all__ = ["backward", "grad", "prepare_backward"]
 
@@ -38,9 +38,9 @@ def _make_grads(outputs, grad_outputs):
     """The gradient each output starts with: ones for a one-element output, else the caller's."""
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
-        if isinstance(out, GradientEdge):  # torch's makes its default gradient from metadata minigrad's nodes lack
-            raise NotImplementedError(f"output {i} is a GradientEdge: minigrad takes GradientEdges among the inputs "
-                                      "of autograd.grad and backward only, not as what they differentiate")
+        if isinstance(out, GradientEdge):
+            grads.append(_edge_grad(out, grad, i))
+            continue
         if grad is None:
             if out._requires_grad:
                 if out.numel() != 1:
@@ -53,6 +53,20 @@ def _make_grads(outputs, grad_outputs):
     return grads
 
 
+def _edge_grad(edge, grad, i):
+    """The gradient a GradientEdge among the outputs starts with, as for a tensor of the shape, dtype
+    and device get_gradient_edge saw."""
+    shape, dtype, device = output_metadata(edge, i)
+    if grad is None:
+        if shape.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return constant(torch.ones(shape, dtype=dtype, device=device))
+    if grad.shape != shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
+                           f"output[{i}] has a shape of {shape}.")
+    return grad
+
+
 def _validated(outputs, grads):
     """The gradients backward starts from, checked as torch's engine checks them (as any node's,
     ``engine.validate_outputs``): each cast to its output's dtype (a float32 gradient for a float64
@@ -60,13 +74,18 @@ def _validated(outputs, grads):
     on CUDA), and any other is refused."""
     moved = list(grads)
     for i, (out, grad) in enumerate(zip(outputs, grads)):
-        if grad is not None and grad._data.dtype != out._data.dtype:
-            moved[i] = grad = grad.to(out.dtype)
-        if grad is not None and grad._data.device != out._data.device:
+        if grad is None:
+            continue
+        if isinstance(out, GradientEdge):
+            _, dtype, device = output_metadata(out, i)
+        else:
+            dtype, device = out._data.dtype, out._data.device
+        if grad._data.dtype != dtype:
+            moved[i] = grad = grad.to(dtype)
+        if grad._data.device != device:
             if grad.dim():
-                raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
-                                   f"but got {grad.device}")
-            moved[i] = grad.to(out.device)
+                raise RuntimeError(f"invalid gradient at index {i} - expected device {device} but got {grad.device}")
+            moved[i] = grad.to(device)
     return moved
 
 
@@ -99,6 +118,9 @@ def _roots(outputs):
     op gets its grad_fn then; one whose memory was not edited has none, and is refused."""
     edges = []
     for i, out in enumerate(outputs):
+        if isinstance(out, GradientEdge):
+            edges.append((out.node, out.output_nr))
+            continue
         edge = out._gradient_edge() if out.requires_grad else (None, 0)
         if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")

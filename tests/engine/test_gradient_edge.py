@@ -70,11 +70,41 @@ def test_backward_to_gradient_edges():
     assert_same(backward_to_edges)
 
 
-def test_a_gradient_edge_to_differentiate_is_refused_clearly():
-    """torch differentiates an edge too, making its default gradient from the node's output metadata,
-    which minigrad's nodes do not keep: minigrad says so, rather than failing on an attribute."""
+def edges_as_roots(torch):
+    """backward and autograd.grad differentiate an edge as the tensor it came from, even once that
+    tensor is gone: ones for one element, the gradient given (cast to the tensor's dtype) otherwise,
+    torch's errors for a wrong shape or a missing gradient; edges and tensors mixed."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp().sum()
+    edge = torch.autograd.graph.get_gradient_edge(y)
+    del y
+    torch.autograd.backward(edge, retain_graph=True)
+    seen = [x.grad.clone(), torch.autograd.grad(edge, x, retain_graph=True)]
+    z = x * 3
+    z_edge = torch.autograd.graph.get_gradient_edge(z)
+    seen.append(torch.autograd.grad((z_edge, z.sum()), x, (torch.tensor([1.0, 2.0], dtype=torch.float64), None),
+                                    retain_graph=True))
+    for grads in (None, torch.ones(3)):
+        try:
+            torch.autograd.backward(z_edge, grads, retain_graph=True)
+        except RuntimeError as error:
+            seen.append(str(error))
+    leaf_edge = torch.autograd.graph.get_gradient_edge(x)
+    torch.autograd.backward(leaf_edge, torch.tensor([5.0, 6.0]))
+    seen.append(x.grad)
+    return seen
+
+
+def test_gradient_edges_as_roots():
+    assert_same(edges_as_roots)
+
+
+def test_a_gradient_edge_it_did_not_make_is_refused_as_a_root_clearly():
+    """torch reads a root's shape, dtype and device off its node, which minigrad's nodes do not keep:
+    minigrad differentiates the edges get_gradient_edge made (it saw their tensors), and says so of others."""
     x = minigrad.tensor([1.0], requires_grad=True)
-    edge = minigrad.autograd.graph.get_gradient_edge(x * 2)
+    y = x * 2
+    edge = minigrad.autograd.graph.GradientEdge(y.grad_fn, y.output_nr)
     for differentiate in (lambda: minigrad.autograd.backward(edge), lambda: minigrad.autograd.grad(edge, x)):
-        with pytest.raises(NotImplementedError, match="output 0 is a GradientEdge: minigrad takes GradientEdges"):
+        with pytest.raises(NotImplementedError, match="output 0 is a GradientEdge that get_gradient_edge did not make"):
             differentiate()

@@ -13,7 +13,8 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``materialize_grads``, a dict of inputs, ``del x.grad``, ``increment_version``, ``relu_``,
 ``Tensor.all``, ``Tensor._is_view``, final callbacks (``Variable._execution_engine.queue_callback``),
 ``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
-autograd.grad's and backward's inputs, hooks on one saved entry (``grad_fn._raw_saved_*``),
+autograd.grad's and backward's inputs and roots, gradcheck's deprecated ``get_numerical_jacobian`` and
+``get_analytical_jacobian``, hooks on one saved entry (``grad_fn._raw_saved_*``),
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
 ``exp_``, ``sin_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_``, ``data_ptr``,
 ``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
@@ -555,6 +556,24 @@ class TestAutograd(TestCase):
         out = x.clone()
         for inputs in ((edge_x, y), (x, y), (x, edge_y), (edge_x, edge_y)):
             torch.autograd.backward(out.sum(), inputs=inputs)  # out's graph saves nothing: it runs again
+
+    def test_gradient_edge_graph_ownership(self):
+        class Clone(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad.clone()
+
+        inp = torch.rand(1, requires_grad=True).clone()
+        for make in (lambda t: t.clone(), Clone.apply):  # a built-in op's node, then a custom Function's
+            out = make(inp)
+            edge = torch.autograd.graph.get_gradient_edge(out)
+            torch.autograd.backward(edge)
+            del out
+            torch.autograd.backward(edge)  # the edge alone keeps the graph: backward runs from it again
 
     def test_grad_nonleaf(self):
         start = torch.randn(2, 2, requires_grad=True)
