@@ -53,8 +53,8 @@ NOT_PORTED = {
         "test_sparse_gather_x_scalar": ops("gather") + "; " + SPARSE,
         "test_sparse_gather_both_scalar": ops("gather") + "; " + SPARSE,
         "test_grad_dtype": ("Tensor.grad_dtype: torch casts a leaf's incoming gradient to the dtype its "
-                            "AccumulateGrad's input metadata holds, which grad_dtype edits; minigrad casts to the dtype the "
-                            "producing node recorded (engine.validate_outputs)"),
+                            "AccumulateGrad's input metadata holds, which grad_dtype edits; minigrad casts to the "
+                            "dtype the producing node recorded (engine.validate_outputs)"),
         "test_naughty_autograd_function_attribute_access": internals("THPFunction's attributes"),
         "test_naughty_anomaly_access": "upstream marks it unittest.expectedFailure",
         "test_checkpoint_compile_no_recompile": "torch.compile",
