@@ -10,7 +10,7 @@ stops as soon as every holder is filled.
 
 The old form, ``use_reentrant=True`` (torch's default when the argument is left out), is a custom
 Function instead: ``CheckpointFunction``, whose backward runs the whole body again and a backward
-inside it.
+inside it. ``checkpoint_sequential`` checkpoints a sequence of modules segment by segment.
 
 Torch's options of the non-reentrant form, and its errors about what a recomputation saves, are in
 ``minigrad/utils/checkpoint_options.py``. ``context_fn`` gives two context managers, for the forward
