@@ -21,11 +21,11 @@ autograd.grad's and backward's inputs, hooks on one saved entry and what it hold
 ``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
 ``autograd.set_multithreading_enabled``, indexing with lists, index tensors and masks (``x[idx]``,
 ``x[idx] = v``), ``nn.Module.register_full_backward_hook``, and checkpoint's ``early_stop``,
-``determinism_check``, ``debug`` and ``context_fn`` (selective checkpointing). 308 tests are in it and
+``determinism_check``, ``debug`` and ``context_fn`` (selective checkpointing). 314 tests are in it and
 restated below, each under its upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
 ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``;
-two slow tests run 200 of their 2000 checkpointed inputs). The other 209 are not ported:
+two slow tests run 200 of their 2000 checkpointed inputs). The other 203 are not ported:
 ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
