@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 import traceback
+import warnings
 
 import torch
 
@@ -303,6 +304,16 @@ class BackwardFunction(Node):
     @property
     def saved_tensors(self):
         return tuple(map(self._unpack, self._saved))
+
+    @property
+    def _raw_saved_tensors(self):
+        return saved_tensors.raw_entries(self)
+
+    @property
+    def saved_variables(self):
+        """``saved_tensors`` under its old name, which torch still reads, with a deprecation warning."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     # BEGIN EXERCISE 3
     def _unpack(self, saved):

@@ -213,14 +213,43 @@ def check_not_detached(node):
 
 
 class RawSaved:
-    """``grad_fn._raw_saved_<name>`` (torch's ``torch._C._autograd.SavedTensor``): one entry a node
-    saved, on which ``register_hooks(pack_hook, unpack_hook)`` sets hooks for that entry alone, as
-    ``autograd.graph.saved_tensors_hooks`` does for every entry saved while it is in force."""
+    """``grad_fn._raw_saved_<name>`` (torch's ``torch.autograd.SavedTensor``): one entry a node saved,
+    read on access, never stored: ``data`` (what a pack hook returned, else the tensor saved; None
+    once freed), ``unpack_hook``, and ``register_hooks(pack_hook, unpack_hook)``, which sets hooks for
+    that entry alone, as ``autograd.graph.saved_tensors_hooks`` does for every entry saved while it
+    is in force. Only a node makes one (``_of``): torch refuses one made from Python."""
 
-    def __init__(self, node, index):
-        self._node, self._index = node, index
+    def __init__(self):
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
 
-    def register_hooks(self, pack_hook, unpack_hook):
+    @classmethod
+    def _of(cls, node, index):
+        raw = object.__new__(cls)
+        raw._node, raw._index = node, index
+        return raw
+
+    @property
+    def data(self):
+        """A saved output comes without its grad_fn (torch keeps only its data, on its version counter)."""
+        saved = self._node._saved[self._index]
+        if isinstance(saved, PackedTensor):
+            return saved.packed
+        if not isinstance(saved, SavedTensor):
+            return None
+        if saved.tensor is not None:
+            return saved.tensor
+        data = Tensor(saved.data)
+        data._version_counter = saved.version_counter
+        return data
+
+    @property
+    def unpack_hook(self):
+        saved = self._node._saved[self._index]
+        return saved.unpack_hook if isinstance(saved, PackedTensor) else None
+
+    def register_hooks(self, *hooks, **kwargs):
+        if len(hooks) != 2 or kwargs or not all(map(callable, hooks)):
+            raise TypeError(_incompatible_arguments(self, hooks, kwargs))
         node, index = self._node, self._index
         saved = node._saved[index]
         if isinstance(saved, PackedTensor):
@@ -234,10 +263,27 @@ class RawSaved:
                 "calling backward.")
         if saved is None:
             raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
-        packed = saved._with_hooks(node, (pack_hook, unpack_hook))
+        packed = saved._with_hooks(node, hooks)
         node._saved = node._saved[:index] + (packed,) + node._saved[index + 1:]
         if _ledger is not None:
             _ledger.add(packed)
+
+
+def _incompatible_arguments(raw, hooks, kwargs):
+    """pybind11's refusal of ``register_hooks`` called with other than two callables, as torch raises it."""
+    invoked = ", ".join(map(repr, (raw, *hooks)))
+    if kwargs:
+        invoked += "; kwargs: " + ", ".join(f"{name}={value!r}" for name, value in kwargs.items())
+    return ("register_hooks(): incompatible function arguments. The following argument types are supported:\n"
+            "    1. (self: torch._C._autograd.SavedTensor, arg0: collections.abc.Callable, arg1: "
+            "collections.abc.Callable) -> None\n\nInvoked with: " + invoked)
+
+
+def raw_entries(node):
+    """A custom Function node's ``_raw_saved_tensors``: a RawSaved per entry; refused once freed."""
+    if _FREED in node._saved:
+        raise RuntimeError(ERR_BACKWARD_TWICE)
+    return tuple(RawSaved._of(node, index) for index in range(len(node._saved)))
 
 
 def attributes(names):
@@ -248,7 +294,7 @@ def attributes(names):
     found = {}
     for index, name in enumerate(names):
         found[f"_saved_{name}"] = property(lambda node, i=index: node._unpack(node._saved[i]))
-        found[f"_raw_saved_{name}"] = property(lambda node, i=index: RawSaved(node, i))
+        found[f"_raw_saved_{name}"] = property(lambda node, i=index: RawSaved._of(node, i))
     return found
 
 

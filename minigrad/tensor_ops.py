@@ -1,7 +1,8 @@
 """Tensor's ops as methods (``x + y``, ``x.exp()``, ``x.sum()``, ``x.view()``, ``x[i]``, ``x[i] = v``, matmul): each
 builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called. Also what
-torch's Tensor does in Python around them: ``copy.deepcopy(x)``."""
+torch's Tensor does in Python around them: ``copy.deepcopy(x)``, the removed ``volatile`` flag."""
 import copy
+import warnings
 
 import torch
 
@@ -445,6 +446,17 @@ class TensorOps:
         """Whether this tensor is a view that autograd tracks as one (torch's is_view): not an
         inference tensor's view, which has no autograd metadata at all."""
         return self._view is not None and not self._is_inference
+
+    @property
+    def volatile(self):
+        """torch's removed flag (grad modes replaced it): always False, with torch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value):
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      stacklevel=2)
 
     # --- Python protocols -------------------------------------------------------------------
     def __deepcopy__(self, memo):

@@ -10,7 +10,7 @@ stops as soon as every holder is filled.
 
 The old form, ``use_reentrant=True`` (torch's default when the argument is left out), is a custom
 Function instead: ``CheckpointFunction``, whose backward runs the whole body again and a backward
-inside it.
+inside it. ``checkpoint_sequential`` checkpoints a sequence of modules segment by segment.
 
 Torch's options of the non-reentrant form, and its errors about what a recomputation saves, are in
 ``minigrad/utils/checkpoint_options.py``. ``context_fn`` gives two context managers, for the forward
@@ -32,14 +32,15 @@ from ..autograd.api import backward
 from ..autograd.graph import saved_tensors_hooks
 from ..function import Function, PackedTensor, SavedTensor, save
 from ..grad_mode import enable_grad, no_grad
+from ..nn.container import Sequential
 from ..tensor import Tensor
 from . import checkpoint_options
 from .checkpoint_options import (  # noqa: F401 - torch.utils.checkpoint's names
     _METADATA, CheckpointError, _CheckedBody, _serving, set_checkpoint_debug_enabled, set_checkpoint_early_stop)
 
 __all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "SelectiveCheckpointContext", "checkpoint",
-           "create_selective_checkpoint_contexts", "noop_context_fn", "set_checkpoint_debug_enabled",
-           "set_checkpoint_early_stop"]
+           "checkpoint_sequential", "create_selective_checkpoint_contexts", "noop_context_fn",
+           "set_checkpoint_debug_enabled", "set_checkpoint_early_stop"]
 
 
 class _StopRecomputation(Exception):
@@ -158,6 +159,39 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
         return checkpointed_forward(body, (Tensor(torch.empty(0), requires_grad=True), *args), kwargs,
                                     preserve_rng_state)
     return checkpointed_forward(function, args, kwargs, preserve_rng_state)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """``functions`` (an ``nn.Sequential`` or a list of modules or functions) run one after another on
+    ``input``, cut into ``segments`` chunks, each checkpointed but the last, as torch's: left out,
+    ``use_reentrant`` warns (in its own words) and takes the old form, as ``checkpoint`` does."""
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
+            "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
+            "recommended, but if you need to preserve the current default behavior, you can pass "
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+
+    def run(start, end):
+        def forward(input):
+            for j in range(start, end + 1):
+                input = functions[j](input)
+            return input
+        return forward
+
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1  # the last segment runs as it is
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run(end + 1, len(functions) - 1)(input)
 
 
 class CheckpointFunction(Function):

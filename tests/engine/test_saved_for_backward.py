@@ -1,6 +1,10 @@
 """Issue 37: what a graph keeps for backward, edited in place under
 ``autograd.graph.allow_mutation_on_saved_tensors`` and let go of by a Function with
-``clear_saved_tensors_on_access``; each scenario run with torch and with minigrad."""
+``clear_saved_tensors_on_access``; what ``grad_fn._raw_saved_*`` and ``_raw_saved_tensors`` show
+of each entry (torch's SavedTensor objects); ``ctx.saved_variables``, the old name. Each scenario
+run with torch and with minigrad."""
+import re
+import warnings
 import weakref
 
 import pytest
@@ -242,3 +246,124 @@ def freed_in_backward(torch):
 
 def test_a_tensor_read_once_dies_with_backwards_reference():
     assert_same(freed_in_backward)
+
+
+def raw_saved_entries(torch):
+    """``data`` and ``unpack_hook`` of an entry: what pack returned and the unpack hook under
+    saved_tensors_hooks; a saved input or leaf itself; a saved output's data, without its grad_fn
+    but on its version counter; a wrapped number; None for both once backward freed the entry."""
+    def pack(t):
+        return ("packed", t)
+
+    def unpack(packed):
+        return packed[1]
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        b = a ** 2
+    c = b.exp()
+    d = c ** 2
+    packed, output, saved_input = b.grad_fn._raw_saved_self, c.grad_fn._raw_saved_result, d.grad_fn._raw_saved_self
+    square, doubled = a * a, a * 2  # (torch's SavedTensor must not outlive its node: kept here)
+    seen = [packed.data[0], packed.data[1] is a, packed.unpack_hook is unpack, saved_input.data is c,
+            saved_input.unpack_hook, output.unpack_hook, square.grad_fn._raw_saved_self.data is a,
+            doubled.grad_fn._raw_saved_other.data]
+    data = output.data
+    seen += [data is c, data, data.requires_grad, data.grad_fn, data._version]
+    e = a.exp()
+    e_data = e.grad_fn._raw_saved_result.data
+    with torch.no_grad():
+        e.add_(1)
+    seen.append((e_data._version, e_data))
+    d.sum().backward()
+    seen += [saved_input.data, saved_input.unpack_hook, packed.data, packed.unpack_hook]
+    return seen
+
+
+def test_raw_saved_entries_show_what_torch_shows():
+    assert_same(raw_saved_entries)
+
+
+def raw_saved_tensors(torch, saves):
+    """A custom Function node's ``_raw_saved_tensors``: one SavedTensor per entry (None included),
+    hooks on one of them, refused once backward freed them, as ``saved_tensors`` is. (A node that
+    saved nothing has nothing freed in minigrad: torch refuses both there too, after backward.)"""
+    class Saves(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            if saves:
+                ctx.save_for_backward(x, None)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = Saves.apply(a)
+    raw = y.grad_fn._raw_saved_tensors
+    seen = [[isinstance(r, torch.autograd.SavedTensor) for r in raw], [r.data is a for r in raw]]
+    if saves:
+        seen.append(attempt(lambda: raw[1].register_hooks(lambda t: t, lambda t: t)))
+        raw[0].register_hooks(lambda t: t * 3, lambda t: t / 3)
+        seen += [y.grad_fn.saved_tensors, attempt(lambda: raw[0].register_hooks(lambda t: t, lambda t: t))]
+        del raw  # (torch's SavedTensor must not outlive what it points to)
+    y.sum().backward()
+    if saves:
+        seen += [attempt(lambda: y.grad_fn._raw_saved_tensors), attempt(lambda: y.grad_fn.saved_tensors)]
+    return seen, a.grad
+
+
+@pytest.mark.parametrize("saves", [True, False])
+def test_raw_saved_tensors_of_a_custom_function(saves):
+    assert_same(raw_saved_tensors, saves)
+
+
+def keep(t):
+    return t
+
+
+def register_hooks_arguments(torch):
+    """What register_hooks takes: two callables by position, else torch's (pybind11's) TypeError,
+    which names the arguments it was given; and SavedTensor() is refused. The message differs in
+    the object's own repr only (its class's path), which the comparison leaves out."""
+    raw = (torch.tensor([1.0], requires_grad=True) * torch.tensor([2.0])).grad_fn._raw_saved_other
+    calls = [lambda: raw.register_hooks(keep), lambda: raw.register_hooks(1, 1),
+             lambda: raw.register_hooks(keep, keep, keep), lambda: raw.register_hooks(keep, keep, extra=1),
+             lambda: raw.register_hooks(pack_hook=keep, unpack_hook=keep), torch.autograd.SavedTensor]
+    seen = []
+    for call in calls:
+        try:
+            call()
+        except (RuntimeError, TypeError) as error:
+            message = re.sub(r" at 0x[0-9a-f]+", "", str(error))
+            seen.append((type(error).__name__, message.replace(repr(raw).split(" at ")[0], "<SavedTensor object")))
+    return seen
+
+
+def test_register_hooks_takes_two_callables_as_torch_does():
+    assert_same(register_hooks_arguments)
+
+
+def saved_variables(torch):
+    """``ctx.saved_variables``: the saved tensors, with torch's deprecation warning."""
+    class Saves(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y = ctx.saved_variables
+            return grad * y, grad * x
+
+    a, b = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0, 4.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Saves.apply(a, b).sum().backward()
+    return [(w.category.__name__, str(w.message), w.filename == __file__) for w in caught], a.grad, b.grad
+
+
+def test_saved_variables_is_saved_tensors_with_a_deprecation_warning():
+    assert_same(saved_variables)

@@ -1,5 +1,6 @@
 """Item 2: the Tensor on torch storage — creation, metadata, conversions and bad input, against torch."""
 import copy
+import warnings
 
 import pytest
 import torch
@@ -297,4 +298,19 @@ def test_all_matches_torch():
         x = lib.tensor([[1.0, 0.0, 2.0], [3.0, 4.0, 5.0]], requires_grad=True)
         return (x.all(), (x > -1).all(), x.all(1), x.all(0, keepdim=True), x.all(dim=-1), lib.all(x > 0),
                 x.all().requires_grad, x.all().dtype, lib.ones(0).all(), outcome(x.all, 2))
+    assert_same(scenario)
+
+
+def test_volatile_is_gone_with_torchs_warnings():
+    """``volatile``, which grad modes replaced: reads False and setting it does nothing, each with
+    torch's warning, given where the attribute is used."""
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            before = x.volatile
+            x.volatile = True
+            after = x.volatile
+        return before, after, (x * 2).requires_grad, [(w.category.__name__, str(w.message), w.filename == __file__)
+                                                       for w in caught]
     assert_same(scenario)

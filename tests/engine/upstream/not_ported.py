@@ -7,7 +7,6 @@ SPARSE = "sparse tensors"
 COMPLEX = "complex tensors"
 PROFILER = "the profiler"
 VARIABLE = "torch.autograd.Variable"
-RAW_SAVED = "grad_fn._raw_saved_* (SavedTensor objects)"
 AFTER_THE_KERNEL = ("counts what a recomputation runs of the op whose saved tensor ends it: torch's autograd saves "
                     "an op's inputs before its kernel runs, so early stop skips the kernel; minigrad packs what an "
                     "op saves once its forward has run")
@@ -43,8 +42,6 @@ NOT_PORTED = {
         "test_to_sparse_backward": SPARSE,
         "test_sparse_mm_backward": SPARSE,
         "test_first_grad_fn_access_in_no_grad_mode": COMPLEX,
-        "test_volatile_deprecated": "Variable.volatile",
-        "test_saved_variables_deprecated": "ctx.saved_variables",
         "test_next_functions": internals("torch._C._functions.AccumulateGrad"),
         "test_sparse_gather_dim0": ops("gather") + "; " + SPARSE,
         "test_sparse_gather_dim1": ops("gather") + "; " + SPARSE,
@@ -107,14 +104,11 @@ NOT_PORTED = {
         "test_checkpointing_non_reentrant_autocast_gpu": "autocast",
         "test_checkpointing_without_reentrant_memory_savings": "CUDA memory statistics",
         "test_checkpointing_without_reentrant_with_context_fn": "checkpoint's context_fn; TorchDispatchMode",
-        "test_checkpoint_sequential_warns_if_use_reentrant_not_passed_explcitly": "checkpoint_sequential",
         "test_checkpoint_graph_execution_group": "torch.utils.checkpoint.GraphExecGroup",
         "test_checkpointing_without_reentrant_dataparallel": "nn.DataParallel",
-        "test_grad_fn_attr_bindings": RAW_SAVED + "; " + ops("interpolate", "Conv2d"),
-        "test_get_data_and_hooks_from_raw_saved_variable": RAW_SAVED,
+        "test_grad_fn_attr_bindings": ops("interpolate", "Conv2d", "addbmm", "unfold", "pdist", "logit",
+                                                 "threshold", "as_strided", "_foreach_maximum"),
         "test_saved_tensor_constructor_with_hooks": internals("torch._C._autograd._make_saved_tensor"),
-        "test_saved_tensor_constructor_forbidden_without_flag": internals("torch.autograd.SavedTensor"),
-        "test_custom_function_saved_tensors": RAW_SAVED,
         "test_autograd_node_isinstance": internals("torch._C._functions"),
         "test_autograd_simple_views_python": COMPLEX,
         "test_autograd_inplace_views_creation_meta": ops("as_strided_", "t_", "squeeze_", "unsqueeze_", "swapdims_",

@@ -14,17 +14,19 @@ hooks, checkpoint (both forms), anomaly mode, inference mode, and what porting a
 ``Tensor.all``, ``Tensor._is_view``, final callbacks (``Variable._execution_engine.queue_callback``),
 ``autograd.graph.register_multi_grad_hook``, ``GradientEdge`` and ``get_gradient_edge`` among
 autograd.grad's and backward's inputs and roots, gradcheck's deprecated ``get_numerical_jacobian`` and
-``get_analytical_jacobian``, hooks on one saved entry (``grad_fn._raw_saved_*``),
+``get_analytical_jacobian``, hooks on one saved entry and what it holds
+(``grad_fn._raw_saved_*``, ``_raw_saved_tensors``, ``autograd.SavedTensor``), the deprecated
+``Tensor.volatile`` and ``ctx.saved_variables``, ``checkpoint_sequential``,
 ``disable_saved_tensors_hooks``, sin, cos, narrow, select, unbind, chunk, stack, repeat, where,
 ``exp_``, ``sin_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_``, ``data_ptr``,
 ``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
 ``autograd.set_multithreading_enabled``, indexing with lists, index tensors and masks (``x[idx]``,
 ``x[idx] = v``), ``nn.Module.register_full_backward_hook``, and checkpoint's ``early_stop``,
-``determinism_check``, ``debug`` and ``context_fn`` (selective checkpointing). 308 tests are in it and
+``determinism_check``, ``debug`` and ``context_fn`` (selective checkpointing). 318 tests are in it and
 restated below, each under its upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
 ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``;
-two slow tests run 200 of their 2000 checkpointed inputs). The other 209 are not ported:
+two slow tests run 200 of their 2000 checkpointed inputs). The other 199 are not ported:
 ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
@@ -36,7 +38,7 @@ lists the tests that fail, each with its reason, as strict xfail (``conftest.py`
 passing fails the run, so the list only shrinks.
 
 ``UPSTREAM_LIBRARY=torch`` runs this file with torch 2.13 itself in place of minigrad: every test
-passes there but the four that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
+passes there but the five that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
 TORCH_FAILS_TOO), which shows the restatement is faithful.
 """
 import collections
@@ -1752,6 +1754,31 @@ class TestAutograd(TestCase):
         tensor[a != 0] = tensor[a != 0]
         tensor.backward(torch.zeros_like(tensor))
 
+    def test_volatile_deprecated(self):
+        v = torch.randn(3, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.assertFalse(v.volatile)
+        self.assertIn("volatile", str(caught[0].message))
+
+    def test_saved_variables_deprecated(self):
+        class AddSaving(Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a + b
+
+            @staticmethod
+            def backward(ctx, grad):
+                ctx.saved_variables  # the old name of saved_tensors
+                return grad, grad
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x, y = torch.randn(3, 3, requires_grad=True), torch.randn(3, 3, requires_grad=True)
+            AddSaving.apply(x, y).sum().backward()
+        self.assertTrue(any("deprecated" in str(w) and "saved_variables" in str(w) for w in caught))
+
     # --- requires_grad --------------------------------------------------------------------------------
 
     def test_requires_grad(self):
@@ -2242,6 +2269,73 @@ class TestAutograd(TestCase):
             run()
             for ref in refs:
                 self.assertIsNone(ref())  # neither the forward's tensor nor the recomputed one lives on
+
+    def test_get_data_and_hooks_from_raw_saved_variable(self):
+        def pack_hook(t):
+            return t
+
+        def unpack_hook(t):
+            return t
+
+        a = torch.tensor(2.0, requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+            b = a ** 2
+        c = b.exp()
+        d = c ** 2
+        packed, saved_output, saved_input = (b.grad_fn._raw_saved_self, c.grad_fn._raw_saved_result,
+                                             d.grad_fn._raw_saved_self)
+        self.assertTrue(packed.data is a)  # what pack returned, as it is
+        self.assertTrue(packed.unpack_hook is unpack_hook)
+        self.assertFalse(saved_output.data is c)  # an output's data, detached
+        self.assertIsNone(saved_output.unpack_hook)
+        self.assertTrue(saved_input.data is c)  # an input, itself
+        self.assertIsNone(saved_input.unpack_hook)
+
+    def test_saved_tensor_constructor_forbidden_without_flag(self):
+        with self.assertRaisesRegex(RuntimeError, "Trying to create a SavedTensor object from Python is forbidden"):
+            torch.autograd.SavedTensor()
+
+    def test_custom_function_saved_tensors(self):
+        # upstream's torch._C._autograd.SavedTensor is torch.autograd.SavedTensor, the same class
+        def saving(save):
+            class Saves(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    if save:
+                        ctx.save_for_backward(x, None)
+                    return x
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad
+
+            return Saves
+
+        a = torch.randn(5, requires_grad=True)
+        y = saving(True).apply(a)
+        self.assertEqual((a, None), y.grad_fn.saved_tensors)
+        saved = y.grad_fn._raw_saved_tensors
+        self.assertIsInstance(saved[0], torch.autograd.SavedTensor)
+        self.assertIsInstance(saved[1], torch.autograd.SavedTensor)  # None is only found on unpacking
+        with self.assertRaisesRegex(RuntimeError, "None is forbidden"):
+            saved[1].register_hooks(lambda t: t, lambda t: t)
+        with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+            saved[0].register_hooks(lambda t: t)
+        with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+            saved[0].register_hooks(1, 1)
+        saved[0].register_hooks(lambda t: t, lambda t: t)
+        with self.assertRaisesRegex(RuntimeError, "already been set"):
+            saved[0].register_hooks(lambda t: t, lambda t: t)
+        y.sum().backward()
+        del saved  # (torch's SavedTensor objects must not outlive the entries they point to)
+        with self.assertRaisesRegex(RuntimeError, "after they have already been freed"):
+            y.grad_fn._raw_saved_tensors
+        with self.assertRaisesRegex(RuntimeError, "after they have already been freed"):
+            y.grad_fn.saved_tensors
+
+        y = saving(False).apply(a)
+        self.assertEqual(y.grad_fn.saved_tensors, ())
+        self.assertEqual(y.grad_fn._raw_saved_tensors, ())
 
     def test_clear_saved_tensors_on_access(self):
         class SavesInput(Function):
@@ -3291,6 +3385,14 @@ class TestAutograd(TestCase):
         self.assertNotWarn(lambda: checkpoint(lambda t: t, a, use_reentrant=False))
         with self.assertWarnsOnceRegex(UserWarning, ".*the use_reentrant parameter should be passed explicitly.*"):
             checkpoint(lambda t: t, a)
+
+    def test_checkpoint_sequential_warns_if_use_reentrant_not_passed_explcitly(self):
+        a = torch.randn(3, requires_grad=True)
+        layers = [torch.nn.Linear(3, 3) for _ in range(3)]
+        run = torch.utils.checkpoint.checkpoint_sequential
+        self.assertNotWarn(lambda: run(layers, 3, a, use_reentrant=False))
+        with self.assertWarnsOnceRegex(UserWarning, ".*the use_reentrant parameter should be passed explicitly.*"):
+            run(layers, 3, a)
 
     def test_checkpoint_detects_non_determinism(self):
         def three_saved(t):
