@@ -250,7 +250,9 @@ def notebook(exercise, found, said, figure_path, path):
              "|---|---|---|---|---|---|"]
     table += [f"| {cell(s.test)} | {cell(s.title)}{' (hidden)' * s.hidden} | {_failing(s)} | {cell(s.common())} | "
               f"{cell(s.lesson)} | {cell(s.question)} |" for s in found]
-    image = nbformat.v4.new_code_cell(f"# the figure: {figure_path}")
+    # the figure as the cell's output, its input folded away: the lab shows its one line as a caption
+    image = nbformat.v4.new_code_cell(f"# the figure: learners failing each scenario, {Path(figure_path).name}",
+                                      metadata={"jupyter": {"source_hidden": True}})
     image.outputs = [nbformat.v4.new_output("display_data", data={
         "image/png": base64.b64encode(Path(figure_path).read_bytes()).decode("ascii")})]
     made = nbformat.v4.new_notebook(cells=[
@@ -258,6 +260,8 @@ def notebook(exercise, found, said, figure_path, path):
                                       f"report {exercise}` on {datetime.now():%Y-%m-%d %H:%M}: run it again after "
                                       "grading again."),
         nbformat.v4.new_markdown_cell("\n".join(table)), image])
+    # the lab's kernel, named so that opening it asks no "Select Kernel" (nothing in it needs running)
+    made.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     nbformat.write(made, path)
 
 

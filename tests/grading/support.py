@@ -197,6 +197,22 @@ def passed_in_full(dialog_text):
                       dialog_text) is not None and "passes all the tests" not in dialog_text)
 
 
+def run_environment(clone):
+    """The environment a newcomer's shell gives ``./run``, pointed at this run's venv (MINIGRAD_VENV)
+    with the extras it was installed with, so that ``./run`` finds it set up and installs nothing."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("JUPYTER", "PYTHON", "MINIGRAD", "IPYTHON"))}
+    env["MINIGRAD_VENV"] = sys.prefix
+    for extras in ("", "kernels"):
+        listed = "test,course" + (f",{extras}" if extras else "")
+        stamp = subprocess.run(["cksum"], input=(clone / "pyproject.toml").read_text() + listed + "\n",
+                               capture_output=True, text=True, check=True).stdout.split()[0]
+        if os.path.exists(os.path.join(sys.prefix, f".installed-{stamp}")):
+            env["MINIGRAD_EXTRAS"] = extras
+            return env
+    raise AssertionError(f"{sys.prefix} was not set up by ./run (no .installed-* stamp for this pyproject.toml)")
+
+
 @contextlib.contextmanager
 def serve(root, state, role):
     """JupyterLab on 127.0.0.1 with ``role``'s lab (grader/lab/<role> before grader/ on

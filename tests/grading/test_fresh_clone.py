@@ -25,7 +25,7 @@ from grader import records
 from grader.build import ROOT, nbgrader_env
 from grader.sandbox import check_available
 from support import (PARTLY_WRONG, browser, free_port, max_score, needs_chromium, reference_solutions,  # noqa: F401
-                     submission_like, wait_until_up)  # browser is a fixture
+                     run_environment, submission_like, wait_until_up)  # browser is a fixture
 
 if check_available() and not os.environ.get("CI"):  # .ci/run installs bubblewrap, which the README's autograde needs
     pytest.skip(check_available(), allow_module_level=True)
@@ -41,22 +41,6 @@ def readme_grading_steps(readme):
     """The commands of the README's "Grading, step by step" block, comments left out."""
     block = re.search(r"\*\*Grading, step by step\*\*.*?```bash\n(.*?)```", readme, re.S).group(1)
     return [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
-
-
-def _environment(clone):
-    """The environment a newcomer's shell gives ``./run``, pointed at this run's venv (MINIGRAD_VENV)
-    with the extras it was installed with, so that ``./run`` finds it set up."""
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("JUPYTER", "PYTHON", "MINIGRAD", "IPYTHON"))}
-    env["MINIGRAD_VENV"] = sys.prefix
-    for extras in ("", "kernels"):
-        listed = "test,course" + (f",{extras}" if extras else "")
-        stamp = subprocess.run(["cksum"], input=(clone / "pyproject.toml").read_text() + listed + "\n",
-                               capture_output=True, text=True, check=True).stdout.split()[0]
-        if os.path.exists(os.path.join(sys.prefix, f".installed-{stamp}")):
-            env["MINIGRAD_EXTRAS"] = extras
-            return env
-    raise AssertionError(f"{sys.prefix} was not set up by ./run (no .installed-* stamp for this pyproject.toml)")
 
 
 def outcome(root, student):
@@ -90,7 +74,7 @@ def clone(tmp_path_factory):
     base = tmp_path_factory.mktemp("fresh")
     root = base / "minigrad"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(root)], check=True, timeout=300)
-    env = _environment(root)
+    env = run_environment(root)
     shell(root, f"./run grader release {EXERCISE}", env)  # as the README's grading commands: ./run grader release
     submit(root, base / "ada", "ada")
     submit(root, base / "bob", "bob", PARTLY_WRONG)

@@ -11,11 +11,14 @@ own .course/ stays untouched):
    submissions and their scores, and bob's graded notebook; each learner's feedback page shows the
    hidden tests only as passed or failed, never their code or scenario names; the grades CSV and the
    score histogram open in the lab (File → Open from Path), the histogram's image rendered.
+4. The README's ``./run grader report ex3_freeing``, as typed, in the scratch course; its notebook opened in
+   the lab (File → Open from Path…) shows the table of what the class got wrong and its figure.
 
 Each step leaves a screenshot in screenshots/instructor/ (git-ignored). The tests run in file order
 and share one browser page.
 """
 import base64
+import csv
 import datetime
 import os
 import re
@@ -33,13 +36,15 @@ from grader.build import ROOT, nbgrader_env, stage
 from grader.devices import grading_device
 from grader.sandbox import check_available
 import support
-from support import (PARTLY_WRONG, browser, max_score, menu, needs_chromium, reference_solutions, serve,  # noqa: F401
-                     submission_like)  # browser is a fixture
+from support import (PARTLY_WRONG, browser, max_score, menu, needs_chromium, reference_solutions,  # noqa: F401
+                     run_environment, serve, submission_like)  # browser is a fixture
 
 pytestmark = needs_chromium
 EXERCISE = "ex3_freeing"
 FULL = max_score(ROOT, EXERCISE)
 COPIED = ("minigrad", "coursekit", "grader", "exercises", "solutions")
+# ./run and what it reads to find its environment set up; the lessons' map of seed puzzles (report's lesson column)
+COPIED_FILES = ("run", "pyproject.toml", "course/README.md")
 LONG = 60_000  # ms: the lab's first page on a busy two-core machine
 SHORT = 30_000  # ms: the page's answer to a click
 # what the hidden test bob fails says in its code: none of it may reach a learner's feedback (its
@@ -69,6 +74,9 @@ def course(tmp_path_factory):
     for folder in COPIED:
         shutil.copytree(ROOT / folder, root / folder,
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    for name in COPIED_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, root / name)
     stage(root)
     # the gradebook learns the exercise's cells (build does this for the repository's own gradebook)
     subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", EXERCISE, "--force", "--log-level=ERROR"],
@@ -229,3 +237,54 @@ def test_the_grades_and_their_histogram_open_in_the_lab(page, lab):
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle(), timeout=SHORT)
     assert image.evaluate("img => img.naturalWidth") > 100
     shot(page, "11_histogram")
+
+
+def test_the_report_opens_in_the_lab_with_its_table_and_figure(page, lab):
+    """The README's report command, as typed in the scratch course (``./run``, this run's venv), then its
+    notebook in the lab as the README says: File → Open from Path…, the table and the figure rendered."""
+    from playwright.sync_api import expect
+
+    readme = (ROOT / "README.md").read_text()
+    grading = readme.split("**Grading, step by step**", 1)[1].split("\n## ", 1)[0]
+    command = f"./run grader report {EXERCISE}"
+    assert f"`{command}`" in grading and f"`.course/{EXERCISE}-report.ipynb`" in grading
+    assert "File → Open from Path…" in grading
+    root = lab["root"]
+    done = subprocess.run(["bash", "-c", command], cwd=root, env=run_environment(root), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = root / ".course"
+    assert done.stdout.splitlines()[-1] == (
+        f"wrote {state / f'{EXERCISE}-report.csv'}, {state / f'{EXERCISE}-report.png'} and "
+        f"{state / f'{EXERCISE}-report.ipynb'} (in the instructor's lab: File → Open from Path…)")
+    with open(state / f"{EXERCISE}-report.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    # bob's _release_saved frees nothing of a one-tensor node: the visible check that says so, and a hidden one
+    failing = {(row["test"], row["scenario"]) for row in rows if row["failing"] != "0"}
+    assert ("test-retain-graph", "after backward() they are freed") in failing
+    assert any(test == "test-seed-003-hidden" for test, _ in failing)
+    assert all(row["graded"] == "2" and row["lesson_section"] for row in rows)
+
+    page.goto(f"{lab['url']}/lab?reset&token={lab['token']}")
+    page.locator(".jp-Launcher").wait_for(timeout=LONG)
+    open_path(page, f".course/{EXERCISE}-report.ipynb")
+    notebook = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    table = notebook.locator(".jp-RenderedMarkdown table")
+    expect(table).to_be_visible(timeout=LONG)
+    shown = table.locator("tbody tr")
+    expect(shown).to_have_count(len(rows), timeout=SHORT)
+    for row, cells in zip(rows, shown.all(), strict=True):
+        text = cells.inner_text()
+        share = f"{row['failing']}/2 ({int(row['failing']) / 2:.0%})"
+        assert row["test"] in text and row["scenario"] in text and share in text, (row, text)
+    assert "1/2 (50%)" in table.locator("tr", has_text="after backward() they are freed").inner_text()
+    shot(page, "12_report_table")
+
+    image = notebook.locator(".jp-RenderedImage img")
+    expect(image).to_have_count(1, timeout=SHORT)
+    expect(notebook.locator(".jp-CodeCell .cm-editor")).to_be_hidden()  # the figure, no code editor above it
+    image.evaluate("img => img.scrollIntoView({block: 'start'})")
+    page.wait_for_function("img => img.complete && img.naturalWidth > 100", arg=image.element_handle(), timeout=SHORT)
+    assert image.evaluate("img => img.naturalWidth") > 100
+    assert page.locator(".jp-Dialog").count() == 0  # no kernel to pick: it needs none
+    shot(page, "13_report_figure")
