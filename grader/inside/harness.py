@@ -48,6 +48,7 @@ learner code. The learner's own kernel (Validate) has no hook: it runs only in t
 
 The grader treats every message as untrusted: sizes, types and order are checked there.
 """
+import _thread
 import ctypes
 import importlib
 import inspect
@@ -62,6 +63,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 import tokenize
 import traceback
 
@@ -367,7 +369,7 @@ def fork_server(lib, control, isolated, first_job=0, kernels=False):
 PID_BASE, PID_STRIDE = 4096, 64
 """Job K's PID is PID_BASE + K * PID_STRIDE (wrapping before the namespace's pid_max): above what a
 server's start takes, and room for a job's own threads and children (a compiler Triton runs, CUDA's
-threads); the server takes what a job left of its stride, a thread each (about 0.35 ms here)."""
+threads); the server takes what a job left of its stride, a thread each, all started at once."""
 
 
 def _job_pid(job):
@@ -379,8 +381,7 @@ def _job_pid(job):
 def _next_pid_is(pid):
     """Take PIDs (a thread each, which ends at once) until the next process forked gets ``pid``; False
     when the PIDs are already past it (a job took more than its stride)."""
-    import threading
-
+    threads = len(os.listdir("/proc/self/task"))
     while True:
         with open("/proc/sys/kernel/ns_last_pid") as last:
             taken = int(last.read())
@@ -388,9 +389,10 @@ def _next_pid_is(pid):
             return False
         if taken == pid - 1:
             return True
-        thread = threading.Thread(target=int)
-        thread.start()
-        thread.join()
+        for _ in range(min(pid - 1 - taken, 16)):  # each takes its PID as it is made (no waiting for it to
+            _thread.start_new_thread(int, ())     # run), 16 at a time: they count against RLIMIT_NPROC
+        while len(os.listdir("/proc/self/task")) > threads:  # all gone before the next: no job sees them
+            time.sleep(0.0002)
 
 
 def _clean(folders, state, times, shared, isolated):
@@ -537,8 +539,9 @@ if __name__ == "__main__":
     import torch._subclasses.schema_check_mode  # noqa: F401
 
     import minigrad as library
-    import minigrad.memory  # noqa: F401
+    import minigrad.memory
 
+    minigrad.memory._ledger()  # started before any job (each job's child inherits it), not by a heap walk per job
     for argument in sys.argv:  # what the exercise's checks make torch import lazily (policy.POLICIES' "imports")
         if argument.startswith("--import="):
             importlib.import_module(argument.removeprefix("--import="))
