@@ -25,6 +25,7 @@ from . import build, forkserver, records
 from .progress import each_exercise
 from .sandbox import SLOT
 from .build import ROOT
+from .parts import STAGED
 
 # nbgrader's gradebook code trips SQLAlchemy's session warnings on every read; they are harmless noise.
 warnings.filterwarnings("ignore", category=sa.exc.SAWarning)
@@ -144,6 +145,7 @@ def _autograde_one(root, exercise, student, sandbox):
     """Worker: nbgrader's autograde of one submission (its verdicts decided by grader.verdicts, its
     outcome recorded in nbgrader's pipeline, or here when nbgrader itself failed)."""
     api = course_api(root, sandbox)
+    api.coursedir.ignore = [*api.coursedir.ignore, *STAGED]  # graded from the source folder's: no copy per submission
     records.forget(api.coursedir.db_url, exercise, student)
     result = api.autograde(exercise, student, force=True, create=True)
     outcome = records.read(api.coursedir.db_url, exercise).get(student)
