@@ -45,7 +45,8 @@ def wrap_outputs(ctx, record, inputs, out):
     output gets the node as grad_fn (``output_nr``: its position), unless marked non-differentiable;
     a tensor marked dirty is itself the output (moved onto the node, as an in-place op moves it, its
     base onto a CopySlices node when it is a view); an input returned as it is comes back as a view
-    of it; with no node, a view made in forward comes back as it is; other values pass through.
+    of it; a view made in forward comes back as it is (a differentiable one with the node as grad_fn);
+    other values pass through.
     As in torch, a view among the outputs may not be edited in place ("function", or "multi_output"
     where the Function has several differentiable outputs: ``views.creation_error``).
 
@@ -68,15 +69,18 @@ def wrap_outputs(ctx, record, inputs, out):
             continue
         dirty_view = False
         is_input = any(value is i for i in inputs)
+        differentiable = not any(value is n for n in ctx._non_differentiable)
         first = next(i for i, earlier in enumerate(outputs) if earlier is outputs[output_nr])
         if first < output_nr:
             result = results[first]  # the same tensor twice is one output, in the last place, as in torch
         elif any(value is d for d in dirty):
             dirty_view = record and _check_dirty(value, is_input, len(outputs))
             result = value
-        elif not record and value._view is not None and not is_input:
-            result = value
+        elif value._view is not None and not is_input and (differentiable or not record):
+            result = value  # a view made in forward stays one (torch's IN_CUSTOM_FUNCTION views)
             value._view.creation_mode = "function"
+            if record and value._version_counter is not None:  # torch's set_gradient_edge: the node is right for now
+                value._view.version = value._version_counter.version
         elif is_input or value._view is not None or value._node is not None:
             source = value
             result = Tensor(source._data)
@@ -87,7 +91,6 @@ def wrap_outputs(ctx, record, inputs, out):
                 result._version_counter = source._version_counter
         else:
             result = value
-        differentiable = not any(value is n for n in ctx._non_differentiable)
         differentiable_outputs += record and differentiable
         if dirty_view:
             result._edited_in_place_by(ctx)

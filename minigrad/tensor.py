@@ -42,7 +42,7 @@ class _ViewMeta:
     ``version`` of the shared counter when its grad_fn was last right (an in-place edit since then
     means the grad_fn must be rebuilt), and ``creation_mode`` — "no_grad" or "inference" for a view
     made with grad mode off (autograd cannot follow in-place edits of it), "function" for one a custom
-    Function made and returned where no node was recorded, else None."""
+    Function made and returned (or an input it returned), else None."""
 
     __slots__ = ("base", "version", "creation_mode")
 

@@ -36,10 +36,11 @@ from ..nn.container import Sequential
 from ..tensor import Tensor
 from . import checkpoint_options
 from .checkpoint_options import (  # noqa: F401 - torch.utils.checkpoint's names
-    _METADATA, CheckpointError, _CheckedBody, _serving, set_checkpoint_debug_enabled, set_checkpoint_early_stop)
+    _METADATA, CheckpointError, GraphExecGroup, _CheckedBody, _serving, served_task, set_checkpoint_debug_enabled,
+    set_checkpoint_early_stop)
 
-__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "SelectiveCheckpointContext", "checkpoint",
-           "checkpoint_sequential", "create_selective_checkpoint_contexts", "noop_context_fn",
+__all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "GraphExecGroup", "SelectiveCheckpointContext",
+           "checkpoint", "checkpoint_sequential", "create_selective_checkpoint_contexts", "noop_context_fn",
            "set_checkpoint_debug_enabled", "set_checkpoint_early_stop"]
 
 
@@ -55,8 +56,9 @@ class _Holder:
     recomputes (a body whose outputs are backpropagated one at a time runs once per backward). A
     recomputed tensor is handed out once in each backward: a holder emptied in the backward that
     runs, asked for its value again, raises. Outside a backward it is simply empty again (each
-    access recomputes). The backwards are held weakly: a backward holds its graph, which holds
-    this holder."""
+    access recomputes). Under a ``GraphExecGroup`` the group stands for the backward: the backwards
+    made in it share what one recomputation made. The backwards are held weakly: a backward holds its
+    graph, which holds this holder."""
 
     __slots__ = ("_value", "_filled_in", "_emptied_in", "__weakref__")
 
@@ -66,9 +68,13 @@ class _Holder:
     @property
     def value(self):
         if self._value is None and self._emptied_in is not None and _runs_now(self._emptied_in):
+            overlap = ("" if getattr(_serving, "group", None) is None else
+                       "Performing two backward calls that overlap (i.e. require the same saved activation in order "
+                       "to compute gradients) is not allowed while under the torch.utils.checkpoint.GraphExecGroup "
+                       "context. ")
             raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
-                                  "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do so "
-                                  "only once. Otherwise please open an issue with details on your use case.")
+                                  f"unpacked once. {overlap}If you are calling ctx.saved_tensors in backward, make "
+                                  "sure to do so only once. Otherwise please open an issue with details on your use case.")
         return self._value if _runs_now(self._filled_in) else None
 
     @value.setter
@@ -77,7 +83,7 @@ class _Holder:
         through the recomputation too, does not change it, as torch keys it by the graph task that
         started the recomputation); emptied in the one that runs."""
         task = getattr(_serving, "task", None) if value is not None else None
-        task = task or grad_mode._state.graph_task
+        task = task or served_task()
         task = None if task is None else weakref.ref(task)
         if value is None:
             self._emptied_in = task
@@ -89,7 +95,7 @@ class _Holder:
 def _runs_now(backward):
     """Whether ``backward`` (a weak reference to a backward, or None: outside any) is the one running,
     or the one the recomputation running serves."""
-    task = grad_mode._state.graph_task
+    task = served_task()
     if backward is None:
         return task is None
     served = backward()

@@ -19,12 +19,35 @@ class CheckpointError(RuntimeError):
 
 
 _serving = threading.local()
-"""``task``: the backward the recomputation running in this thread serves (set by ``_CheckedBody``)."""
+"""In this thread: ``task``, the backward the recomputation running serves (set by ``_CheckedBody``);
+``group``, the ``GraphExecGroup`` in force."""
 
 _early_stop = None
 """What ``set_checkpoint_early_stop`` says in force (None: each checkpoint's ``early_stop``)."""
 _debug = None
 """What ``set_checkpoint_debug_enabled`` says in force (None: each checkpoint's ``debug``)."""
+
+
+class GraphExecGroup:
+    """torch's: the backward calls made in this block count as one for checkpoints: a recomputation
+    serves them all, so each checkpointed body runs again at most once. They must then use disjoint
+    parts of the graph, even with retain_graph: a tensor one of them unpacked is not there for another."""
+
+    def __enter__(self):
+        current = getattr(_serving, "group", None)
+        if current is not None:
+            raise RuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group {current}")
+        _serving.group = self
+        return self
+
+    def __exit__(self, *args):
+        _serving.group = None
+
+
+def served_task():
+    """Who a recomputation serves, and a tensor it makes is for, as torch keys them: the
+    ``GraphExecGroup`` in force, else the backward running (None outside both)."""
+    return getattr(_serving, "group", None) or grad_mode._state.graph_task
 
 
 @contextlib.contextmanager
@@ -71,6 +94,16 @@ class _Box:
 
 def _unbox(box):
     return box.value
+
+
+def _detached(tensor):
+    """A tensor a recomputation saves, out of its graph as torch's recomputation hook takes it (detached
+    when it requires grad), its storage too: the dispatch modes of ``context_fn`` see that detach."""
+    if not tensor.requires_grad:
+        return tensor
+    detached = tensor.detach()
+    detached._data = tensor._data.detach()
+    return detached
 
 
 class _CheckedBody:
@@ -138,13 +171,14 @@ class _CheckedBody:
         def watching_fill(tensor):
             nonlocal count, stop, mismatch_allowed
             self._log(1, tensor)
+            tensor = _detached(tensor)  # first, as torch's recomputation hook does
             count += 1
             if count > len(self.saved):
                 if self.forward_completed:
                     raise CheckpointError("torch.utils.checkpoint: trying to save more tensors during recomputation "
                                           f"than during the original forward pass.\n{_tip()}")
                 mismatch_allowed = True  # a backward inside the forward: it has saved fewer so far
-                return _Box(tensor.detach() if tensor.requires_grad else tensor)
+                return _Box(tensor)
             recomputed.append(self.metadata_fn(tensor))
             if count == len(self.saved) and self.early_stop:
                 self._check(count, recomputed)
@@ -154,9 +188,9 @@ class _CheckedBody:
                 if self.early_stop or count < len(self.saved):
                     raise
                 stop = stopped
-            return _Box(tensor.detach() if tensor.requires_grad else tensor)
+            return _Box(tensor)
 
-        served, _serving.task = getattr(_serving, "task", None), grad_mode._state.graph_task
+        served, _serving.task = getattr(_serving, "task", None), served_task()
         try:
             with saved_tensors_hooks(watching_fill, _unbox), self.recompute_context:
                 self.function(*args, **kwargs)

@@ -498,6 +498,37 @@ def test_a_view_returned_by_a_function_applied_under_no_grad():
     assert_same(view_returned_without_a_node)
 
 
+def view_made_in_forward(torch, edited, outputs):
+    """A recorded Function returns a view made in forward as it is: a view of its base, with the
+    Function's node as grad_fn. Editing it, or its base, in place would bypass that backward: torch
+    refuses it, in the multi-output words when the Function has two differentiable outputs."""
+    class FirstRow(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, *others):
+            row = x.select(0, 0)
+            return (row, *(other * 2 for other in others)) if others else row
+
+        @staticmethod
+        def backward(ctx, grad, *grads):
+            return (torch.stack([grad, grad * 0]), *(g * 2 for g in grads))
+
+    leaf = torch.ones(2, 2, requires_grad=True)
+    x = leaf.clone()
+    results = FirstRow.apply(x, *[torch.ones(1, requires_grad=True)] * (outputs - 1))
+    row = results[0] if outputs > 1 else results
+    if edited == "nothing":
+        row.sum().backward()
+        return row._base is x, row.grad_fn.name(), leaf.grad
+    (row if edited == "output" else x).add_(1)
+    return row.grad_fn
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+@pytest.mark.parametrize("edited", ["nothing", "output", "its base"])
+def test_a_view_made_in_forward_comes_back_as_a_view_not_to_edit(edited, outputs):
+    assert_same(view_made_in_forward, edited, outputs)
+
+
 def dirty_view(torch, make_view, outputs):
     """mark_dirty on a view: the Function's node is an in-place op on the view, so its base moves onto
     a CopySlices node and the view onto an AsStridedBackward0, as in torch; refused for a view of a

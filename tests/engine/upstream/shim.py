@@ -15,6 +15,8 @@ import warnings
 import weakref
 
 import torch as _storage_lib
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: F401 - torch's dispatch modes, for both
+# libraries: with minigrad they see the aten ops its kernels run on storage (as checkpoint's context_fn does)
 
 import minigrad
 

@@ -22,11 +22,12 @@ autograd.grad's and backward's inputs and roots, gradcheck's deprecated ``get_nu
 ``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
 ``autograd.set_multithreading_enabled``, indexing with lists, index tensors and masks (``x[idx]``,
 ``x[idx] = v``), ``nn.Module.register_full_backward_hook``, and checkpoint's ``early_stop``,
-``determinism_check``, ``debug`` and ``context_fn`` (selective checkpointing). 318 tests are in it and
+``determinism_check``, ``debug``, ``context_fn`` (selective checkpointing, or any of torch's dispatch modes,
+which see the aten ops minigrad's kernels run) and ``GraphExecGroup``. 321 tests are in it and
 restated below, each under its upstream name and class (upstream's int8 and int16 variants of
 test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
 ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``;
-two slow tests run 200 of their 2000 checkpointed inputs). The other 199 are not ported:
+two slow tests run 200 of their 2000 checkpointed inputs). The other 196 are not ported:
 ``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
 nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
 internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
@@ -38,7 +39,7 @@ lists the tests that fail, each with its reason, as strict xfail (``conftest.py`
 passing fails the run, so the list only shrinks.
 
 ``UPSTREAM_LIBRARY=torch`` runs this file with torch 2.13 itself in place of minigrad: every test
-passes there but the five that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
+passes there but the six that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
 TORCH_FAILS_TOO), which shows the restatement is faithful.
 """
 import collections
@@ -56,7 +57,7 @@ import traceback
 import warnings
 import weakref
 
-from shim import (TEST_CUDA, TestCase, WeakTensorRef, deviceCountAtLeast, disable_gc, dtypes,
+from shim import (TEST_CUDA, TestCase, TorchDispatchMode, WeakTensorRef, deviceCountAtLeast, disable_gc, dtypes,
                   instantiate_device_type_tests, instantiate_parametrized_tests, onlyCUDA, parametrize,
                   set_warn_always_context)
 
@@ -3380,6 +3381,27 @@ class TestAutograd(TestCase):
         x, y, z = (torch.tensor(v, requires_grad=True) for v in (1.0, 2.0, 3.0))
         checkpoint(body, x, y, z, use_reentrant=False).sum().backward()
 
+    def test_checkpointing_without_reentrant_with_context_fn(self):
+        class LogsOps(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+
+        x = torch.tensor(1.0, requires_grad=True)
+        log = LogsOps()
+        checkpoint(lambda t: t.exp(), x, use_reentrant=False, context_fn=lambda: (log, contextlib.nullcontext()))
+        self.assertEqual(log.ops, ["exp.default"])  # the forward
+        log.ops = []
+        out = checkpoint(lambda t: t.exp(), x, use_reentrant=False, context_fn=lambda: (contextlib.nullcontext(), log))
+        out.backward()
+        self.assertEqual(log.ops, ["exp.default", "detach.default"])  # the recomputation, which detaches what it saves
+        with self.assertRaisesRegex(Exception, "only supported when use_reentrant=False"):
+            checkpoint(lambda t: t.sin(), x, use_reentrant=True, context_fn=lambda: (contextlib.nullcontext(), log))
+
     def test_checkpoint_warns_if_use_reentrant_not_passed_explcitly(self):
         a = torch.randn(1, requires_grad=True)
         self.assertNotWarn(lambda: checkpoint(lambda t: t, a, use_reentrant=False))
@@ -3393,6 +3415,32 @@ class TestAutograd(TestCase):
         self.assertNotWarn(lambda: run(layers, 3, a, use_reentrant=False))
         with self.assertWarnsOnceRegex(UserWarning, ".*the use_reentrant parameter should be passed explicitly.*"):
             run(layers, 3, a)
+
+    def test_checkpoint_graph_execution_group(self):
+        def runs_of_body(grouped):
+            runs = [0]
+
+            def body(t):
+                runs[0] += 1
+                y = t.sin().cos()
+                return y, y.sin().cos()
+
+            x = torch.randn(3, 3, requires_grad=True)
+            y, z = checkpoint(body, x, use_reentrant=False)
+            # two backward calls over disjoint parts of the checkpointed graph
+            with torch.utils.checkpoint.GraphExecGroup() if grouped else contextlib.nullcontext():
+                (grad_y,) = torch.autograd.grad(z, inputs=(y,), grad_outputs=(torch.ones(3, 3),))
+                torch.autograd.grad(y, inputs=(x,), grad_outputs=(grad_y,))
+            return runs[0]
+
+        self.assertEqual(runs_of_body(grouped=True), 2)  # the forward, and one recomputation for both
+        self.assertEqual(runs_of_body(grouped=False), 3)
+        x = torch.randn(3, 3, requires_grad=True)
+        out = checkpoint(lambda t: t.sin().cos(), x, use_reentrant=False)
+        with torch.utils.checkpoint.GraphExecGroup():  # backward calls that overlap are refused, retain_graph or not
+            out.sum().backward(retain_graph=True)
+            with self.assertRaisesRegex(RuntimeError, "Performing two backward calls that overlap"):
+                out.sum().backward()
 
     def test_checkpoint_detects_non_determinism(self):
         def three_saved(t):
@@ -3760,6 +3808,33 @@ class TestAutograd(TestCase):
             z = y.view(2)
             with self.assertRaisesRegex(RuntimeError, f"a view of a view .* is being .* inside the {block}"):
                 z /= 2
+
+    def test_autograd_multiple_views_python(self):
+        calls = [0]
+
+        class SelectRow(Function):  # two views made in forward, the second returned
+            @staticmethod
+            def forward(ctx, t, row):
+                t.narrow(0, row, 1)
+                ctx.save_for_backward(t)
+                ctx.row = row
+                return t.select(0, row)
+
+            @staticmethod
+            def backward(ctx, grad):
+                calls[0] += 1
+                (t,) = ctx.saved_tensors
+                result = torch.zeros_like(t)
+                result.select(0, ctx.row).copy_(grad)
+                return result, None
+
+        a = torch.ones(2, requires_grad=True)
+        SelectRow.apply(a.clone(), 1).sum().backward()
+        self.assertEqual(calls[0], 1)
+        out = SelectRow.apply(a.clone(), 1)
+        with self.assertRaisesRegex(RuntimeError, "Output 0 of SelectRowBackward is a view and is being modified "
+                                                  "inplace"):
+            out += 1
 
     def test_autograd_python_custom_function_inplace(self):
         calls = [0]
