@@ -270,8 +270,8 @@ GRAD_DTYPE_ERRORS = {
     "the-grads": lambda lib, x: (setattr(x, "grad", lib.zeros(2)), setattr(x, "grad_dtype", lib.float32),
                                  x.grad_dtype),
     "assigning-another-grad": lambda lib, x: (setattr(x, "grad_dtype", lib.float64), setattr(x, "grad", lib.zeros(2))),
-    "assigning-any-grad": lambda lib, x: (setattr(x, "grad_dtype", None), setattr(x, "grad", lib.zeros(2, dtype=lib.half)),
-                                          x.grad),
+    "assigning-any-grad": lambda lib, x: (setattr(x, "grad_dtype", None),
+                                          setattr(x, "grad", lib.zeros(2, dtype=lib.half)), x.grad),
 }
 
 

@@ -58,8 +58,8 @@ REVIEWED = {
     "minigrad.tensor.Tensor": "makes a tensor of its own from values; learner classes may not derive from it",
     "minigrad.tensor_ops.matmul": "torch.matmul: a new tensor from two tensors",
     "minigrad.*": "torch.<op>(input, ...): refuses an input that is not a minigrad Tensor (minigrad._function), "
-                  "then runs input.<op>(...): a new tensor; add, sub, mul, div and the unary pointwise ops (sin, exp, ...) "
-                  "with out=t write t's values instead",
+                  "then runs input.<op>(...): a new tensor; add, sub, mul, div and the unary pointwise ops "
+                  "(sin, exp, ...) with out=t write t's values instead",
     "minigrad.creation.*": "torch's factories (tensor, zeros, ...): a new tensor from values",
     "minigrad.creation._*factory.<locals>.create": "torch's factories (arange, ones_like, ...), as above",
     "minigrad.autograd.anomaly_mode.is_anomaly_*": "reads the anomaly switch",
