@@ -7,7 +7,7 @@ import numbers
 
 import torch as _torch
 
-from . import autograd, cuda, nn, ops, optim, utils
+from . import autograd, cuda, legacy_types, nn, ops, optim, utils
 from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
 from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
@@ -25,11 +25,14 @@ set_warn_always, is_warn_always_enabled = _torch.set_warn_always, _torch.is_warn
 float32 = float = _torch.float32
 float64 = double = _torch.float64
 float16 = half = _torch.float16
+bfloat16 = _torch.bfloat16
 int64 = long = _torch.int64
 int32 = int = _torch.int32
 bool = _torch.bool
 dtype, device, Size = _torch.dtype, _torch.device, _torch.Size
 contiguous_format, channels_last = _torch.contiguous_format, _torch.channels_last
+# torch.FloatTensor and the other legacy types of CPU tensors.
+globals().update(legacy_types.types_of(_torch, __name__))
 
 
 def _function(name):
@@ -55,31 +58,35 @@ def _tensors(name, *inputs):
 
 
 def _with_out(name):
-    """``torch.<name>(input, other, out=t)``: torch's kernel writes into t's storage (resizing and casting
+    """``torch.<name>(input, ..., out=t)``: torch's kernel writes into t's storage (resizing and casting
     it, with torch's warnings and errors), an in-place edit of t that autograd does not record, so
-    refused where autograd would have to (grad mode on and an argument that requires grad)."""
-    function = _function(name)
+    refused where autograd would have to (grad mode on and an argument that requires grad). Without
+    ``out``, what ``_function(name)`` does, with no call more."""
+    method = getattr(Tensor, name)
 
-    def with_out(input, other, *, out=None, **kwargs):
-        if out is None:
-            return function(input, other, **kwargs)
+    def with_out(input, *args, out=None, **kwargs):
         _tensors(name, input)
-        if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in (input, other, out)):
+        if out is None:
+            return method(input, *args, **kwargs)
+        if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in (input, *args, out)):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                                "but one of the arguments requires grad.")
-        other = other._data if isinstance(other, Tensor) else other
-        return out._mutate(lambda data: getattr(_torch, name)(input._data, other, out=data, **kwargs))
+        args = [a._data if isinstance(a, Tensor) else a for a in args]
+        return out._mutate(lambda data: getattr(_torch, name)(input._data, *args, out=data, **kwargs))
 
     with_out.__name__ = with_out.__qualname__ = name
+    with_out.__doc__ = method.__doc__
     return with_out
 
 
 # torch.sum(x, ...) and friends: the same as x.sum(...).
 globals().update((name, _function(name)) for name in """
-    sum mean max exp log sin cos relu tanh sigmoid abs clone t transpose reshape unsqueeze squeeze mm mv dot pow
-    neg reciprocal detach is_inference softmax log_softmax round sqrt norm argmax all unique bmm masked_fill narrow
-    select unbind chunk split split_with_sizes diagonal repeat var prod""".split())
-globals().update((name, _with_out(name)) for name in ("add", "sub", "mul", "div"))
+    sum mean max relu clone t transpose reshape unsqueeze squeeze mm mv dot pow detach is_inference softmax
+    log_softmax norm argmax all unique bmm masked_fill narrow select unbind chunk split split_with_sizes diagonal
+    repeat var prod""".split())
+# ... and those that also write into a tensor given as out=.
+globals().update((name, _with_out(name)) for name in """
+    add sub mul div exp log sin cos tanh sigmoid abs neg reciprocal round sqrt""".split())
 
 
 def stack(tensors, dim=0):

@@ -1,6 +1,8 @@
 """``minigrad.cuda``: CUDA is torch's; minigrad runs its ops there when storage lives there."""
 import torch
 
+from . import legacy_types
+
 
 def is_available():
     return torch.cuda.is_available()
@@ -12,3 +14,7 @@ def device_count():
 
 def manual_seed(seed):
     torch.cuda.manual_seed(seed)
+
+
+# torch.cuda.FloatTensor and the other legacy types of CUDA tensors.
+globals().update(legacy_types.types_of(torch.cuda, __name__))

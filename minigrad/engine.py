@@ -18,7 +18,7 @@ import warnings
 
 import torch
 
-from . import broadcast, grad_mode
+from . import broadcast, grad_dtypes, grad_mode
 
 
 def runs_first(node, other):
@@ -225,16 +225,17 @@ def validate_outputs(node, grads):
 
 def _conformed(node, index, grad):
     """The gradient at ``index`` made like its input: reduced to the input's shape (``sum_to``) where it
-    is shaped like a broadcast of it, cast to the input's dtype (where the node knows it), and, if
-    0-dim, moved to the input's device: a CPU scalar in an op on CUDA gets its gradient on the CPU,
-    as in torch. Any other gradient is refused, in torch's words."""
+    is shaped like a broadcast of it, cast to the input's dtype (where the node knows it, but for a
+    leaf whose grad_dtype was set: its AccumulateGrad casts), and, if 0-dim, moved to the input's
+    device: a CPU scalar in an op on CUDA gets its gradient on the CPU, as in torch. Any other gradient
+    is refused, in torch's words."""
     shape, device, dtypes, valid = node._input_shapes[index], node._input_devices[index], node._input_dtypes, grad
     if grad._data.shape != shape:
         if not broadcast.expandable(shape, grad.shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
         valid = broadcast.sum_to(grad, shape)
-    if dtypes and valid._data.dtype != dtypes[index]:
+    if dtypes and valid._data.dtype != dtypes[index] and not grad_dtypes.set_for(node.next_functions[index][0]):
         valid = valid.to(dtypes[index])
     if valid._data.device != device:
         if valid.dim():

@@ -15,7 +15,7 @@ import warnings
 
 import torch
 
-from . import custom_function, engine, grad_mode, releases, saved_tensors
+from . import custom_function, engine, grad_dtypes, grad_mode, releases, saved_tensors
 # The node's saved entries (saved_tensors.py), and the names the course imports from here
 from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIED, _FREED,  # noqa: F401
                             PackedTensor, SavedTensor, anomaly_hint, op_name, save, tensor_description)
@@ -157,6 +157,8 @@ class AccumulateGrad(Node):
         AccumulateGrad locks, so that no gradient is lost."""
         grad = grads.pop()
         variable = self.variable
+        if variable._grad_dtype is not grad_dtypes.OWN:  # set: cast here (grad_dtypes)
+            grad = grad if variable._grad_dtype in (None, grad._data.dtype) else grad.to(variable._grad_dtype)
         with _ACCUMULATING:
             old = variable._grad
             if old is None and grad_mode.is_grad_enabled():

@@ -5,7 +5,7 @@ import weakref
 
 import torch
 
-from . import autograd, function, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
+from . import autograd, function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
 from .tensor_ops import MaxResult, TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
 from .utils.hooks import RemovableHandle
 
@@ -539,24 +539,16 @@ def _sub_scaled_(data, other, alpha):
     return data.sub_(other, alpha=alpha)
 
 
-_TYPE_META_NAMES = {torch.float32: "float", torch.float64: "double", torch.float16: "c10::Half",
-                    torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int", torch.bool: "bool"}
-"""How torch's messages name a gradient's dtype (C++ type names) ..."""
-_SCALAR_TYPE_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half",
-                      torch.bfloat16: "BFloat16", torch.int64: "Long", torch.int32: "Int", torch.bool: "Bool"}
-"""... and a tensor's (its ScalarType)."""
-
-
 def _check_grad(tensor, grad):
     if not isinstance(grad, Tensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}")
     if grad is tensor:
         raise RuntimeError("can't assign Variable as its own grad")
-    data, grad_data = tensor._data, grad._data
-    if grad_data.dtype != data.dtype:
+    data, grad_data, expected = tensor._data, grad._data, grad_dtypes.expected(tensor)
+    if expected is not None and grad_data.dtype != expected:
         raise RuntimeError(
-            f"attempting to assign a gradient with dtype '{_TYPE_META_NAMES.get(grad_data.dtype, grad_data.dtype)}' "
-            f"to a tensor with grad_dtype '{_SCALAR_TYPE_NAMES.get(data.dtype, data.dtype)}'. The gradient must match "
+            f"attempting to assign a gradient with dtype '{grad_dtypes.type_meta_name(grad_data.dtype)}' "
+            f"to a tensor with grad_dtype '{grad_dtypes.scalar_type_name(expected)}'. The gradient must match "
             "the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute "
             "with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
             "tensor and its gradient may break downstream systems that assume they match.")

@@ -6,7 +6,7 @@ import warnings
 
 import torch
 
-from . import grad_mode, indexing, ops
+from . import grad_dtypes, grad_mode, indexing, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -78,6 +78,21 @@ class TensorOps:
 
     def double(self):
         return self.to(torch.float64)
+
+    def int(self):
+        return self.to(torch.int32)
+
+    def type(self, dtype=None, non_blocking=False):
+        """``x.type()``: the name of x's legacy type (``'torch.FloatTensor'``). ``x.type(t)``, t a legacy
+        type (``torch.cuda.IntTensor``), its name or a dtype: x ``to`` t's dtype, and t's device type when
+        it names one (x itself when it is of t already), as torch reads t (its errors too)."""
+        if dtype is None:
+            return self._data.type()
+        like = self._data.new_empty(0).type(getattr(dtype, "_torch_type", dtype), non_blocking)
+        return self.to(like.device, like.dtype)
+
+    def type_as(self, other):
+        return self.to(other)
 
     # --- ops ---------------------------------------------------------------------------------
     def __add__(self, other):
@@ -458,6 +473,10 @@ class TensorOps:
         warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
                       stacklevel=2)
 
+    _grad_dtype = grad_dtypes.OWN
+    grad_dtype = property(grad_dtypes.grad_dtype_of, grad_dtypes.set_grad_dtype,
+                          doc="The dtype a leaf's gradient gets: its own by default, or the one set, or None for any.")
+
     # --- Python protocols -------------------------------------------------------------------
     def __deepcopy__(self, memo):
         """``copy.deepcopy(x)`` as torch's Tensor.__deepcopy__ does it: a leaf only; new memory (tensors
@@ -486,7 +505,8 @@ ERR_DEEPCOPY_NON_LEAF = (
     "https://github.com/pytorch/pytorch/pull/103001")
 _AUTOGRAD_STATE = frozenset((
     "_data", "_requires_grad", "_node", "_output_nr", "_version_counter", "_view", "_is_inference", "_grad",
-    "_retains_grad", "_hooks", "_post_accumulate_grad_hooks", "_grad_accumulator", "_is_wrapped_number"))
+    "_retains_grad", "_hooks", "_post_accumulate_grad_hooks", "_grad_accumulator", "_is_wrapped_number",
+    "_grad_dtype"))
 """What minigrad keeps in a tensor's attributes (torch in its C++ TensorImpl and AutogradMeta): a deep
 copy makes its own; the other attributes are the user's."""
 

@@ -1,7 +1,9 @@
-"""``torch.autograd.Variable``, the old name of Tensor, which torch keeps for its engine handle:
-``Variable._execution_engine.queue_callback(fn)`` is how code running inside a backward (a hook, a
-custom Function's backward) asks for ``fn()`` once that backward's last node has run."""
-from .. import grad_mode
+"""``torch.autograd.Variable``, the old name of Tensor. torch keeps it for old code, where
+``Variable(t)`` returns a Tensor and ``isinstance(x, Variable)`` is ``isinstance(x, Tensor)``, and for
+its engine handle: ``Variable._execution_engine.queue_callback(fn)`` is how code running inside a
+backward (a hook, a custom Function's backward) asks for ``fn()`` once that backward's last node has run."""
+from .. import creation, grad_mode
+from ..tensor import Tensor
 
 
 class _ImperativeEngine:
@@ -14,7 +16,29 @@ class _ImperativeEngine:
         task.queue_callback(callback)
 
 
-class Variable:
-    """Only the engine handle: ``Variable(tensor)``, torch's deprecated way to make a tensor, is not minigrad's."""
+class VariableMeta(type):
+    """``isinstance(x, Variable)`` is ``isinstance(x, Tensor)``, as torch's VariableMeta answers."""
+
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=VariableMeta):
+    """``Variable(data=None, requires_grad=False)`` returns a Tensor, as torch's does (``THPVariable_pynew``,
+    torch/csrc/autograd/python_legacy_variable.cpp): ``data.detach()`` (the same memory and version
+    counter, out of the graph), or an empty one of the default dtype, that requires grad if asked.
+    torch's deprecated ``volatile``, ``_grad_fn`` and ``name`` arguments are not minigrad's."""
 
     _execution_engine = _ImperativeEngine()
+
+    def __new__(cls, data=None, requires_grad=False):
+        if data is None:
+            var = creation.empty(0)
+        elif isinstance(data, Tensor):
+            var = data.detach()
+        else:
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if requires_grad and not (var._data.is_floating_point() or var._data.is_complex()):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        var._requires_grad = bool(requires_grad)
+        return var

@@ -212,7 +212,12 @@ class ToCopy(Function):
     @staticmethod
     def forward(ctx, a, dtype, device):
         ctx.source = (a.dtype, a.device)
-        return a._data.to(dtype=dtype, device=device)
+        out = a._data.to(dtype=dtype, device=device)
+        if out.is_floating_point() or out.is_complex():
+            return out
+        out = constant(out)  # an integer copy: no gradient, out of the graph, as in torch
+        ctx.mark_non_differentiable(out)
+        return out
 
     @staticmethod
     def backward(ctx, grad):

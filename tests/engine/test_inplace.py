@@ -264,6 +264,8 @@ def test_resize(target, resize, mode):
     assert_same(resized, target, resize, mode)
 
 
+BINARY = ["add", "sub", "mul", "div"]
+
 OUT = {
     "same shape": lambda torch: torch.zeros(2),
     "another shape": lambda torch: torch.zeros(3),
@@ -275,11 +277,12 @@ OUT = {
 
 def written_out(torch, name, out, mode, input_requires_grad):
     x = torch.tensor([1., 2.], requires_grad=input_requires_grad)
+    others = [torch.tensor([3., 4.])] if name in BINARY else []
     target = OUT[out](torch)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with MODES[mode](torch):
-            result = outcome(lambda: getattr(torch, name)(x, torch.tensor([3., 4.]), out=target) is target)
+            result = outcome(lambda: getattr(torch, name)(x, *others, out=target) is target)
     return result, target, outcome(lambda: target._version), flags_of(target), [str(w.message) for w in caught]
 
 
@@ -290,11 +293,11 @@ def flags_of(t):
 @pytest.mark.parametrize("input_requires_grad", [False, True])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("out", OUT)
-@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("name", [*BINARY, *"exp log sin cos tanh sigmoid abs neg reciprocal round sqrt".split()])
 def test_out_argument(name, out, mode, input_requires_grad):
-    """``torch.mul(a, b, out=t)`` writes into t as torch's kernel does (resizing with its warning, its
-    dtype error), a version more; refused with grad mode on when an argument requires grad, and for an
-    inference tensor outside inference mode."""
+    """``torch.mul(a, b, out=t)`` and ``torch.sin(a, out=t)`` write into t as torch's kernel does (resizing
+    with its warning, its dtype error), a version more; refused with grad mode on when an argument
+    requires grad, and for an inference tensor outside inference mode."""
     assert_same(written_out, name, out, mode, input_requires_grad)
 
 

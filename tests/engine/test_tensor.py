@@ -68,6 +68,61 @@ def test_conversions_match_torch(name):
     assert_same(lambda lib: CONVERSIONS[name](lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)))
 
 
+LEGACY_TYPES = {
+    "int": lambda lib, t: describe(t.int()),
+    "type-name": lambda lib, t: t.type(),
+    "type-of-a-legacy-type": lambda lib, t: describe(t.type(lib.FloatTensor)),
+    "type-of-a-name": lambda lib, t: describe(t.type("torch.IntTensor")),
+    "type-of-a-cuda-name": lambda lib, t: describe(t.type("torch.cuda.FloatTensor")),
+    "type-of-a-dtype": lambda lib, t: describe(t.type(lib.float32)),
+    "type-of-its-own": lambda lib, t: t.type(t.type()) is t,
+    "type-of-a-number": lambda lib, t: t.type(3),
+    "type-of-no-type": lambda lib, t: t.type("torch.NoTensor"),
+    "type_as": lambda lib, t: describe(t.type_as(lib.zeros(1, dtype=lib.int32))),
+    "isinstance": lambda lib, t: [isinstance(t, kind) for kind in (lib.DoubleTensor, lib.FloatTensor,
+                                                                   lib.cuda.DoubleTensor, lib.autograd.Variable)],
+    "their-dtypes": lambda lib, t: [(kind.dtype, kind.is_cuda) for kind in (lib.ByteTensor, lib.cuda.LongTensor)],
+    "made-from-data": lambda lib, t: describe(lib.FloatTensor([1.0, 2.0])),
+    "made-empty": lambda lib, t: describe(lib.DoubleTensor()),
+}
+
+
+@pytest.mark.parametrize("name", LEGACY_TYPES)
+def test_legacy_types_and_type_match_torch(name, device):
+    """torch's legacy types (``torch.FloatTensor``, ...) and ``Tensor.type``, which converts to one
+    differentiably (``ToCopyBackward0``), as torch does."""
+    assert_same(lambda lib: LEGACY_TYPES[name](
+        lib, lib.tensor([[1.0, 2.5], [3.0, 4.0]], dtype=lib.float64, device=device, requires_grad=True)))
+
+
+VARIABLES = {
+    "of-a-leaf": lambda lib: describe(lib.autograd.Variable(lib.ones(2, requires_grad=True))),
+    "of-a-result": lambda lib: describe(lib.autograd.Variable(lib.ones(2, requires_grad=True) * 2)),
+    "requiring-grad": lambda lib: describe(lib.autograd.Variable(lib.ones(2) * 2, requires_grad=True)),
+    "empty": lambda lib: describe(lib.autograd.Variable()),
+    "int-requiring-grad": lambda lib: lib.autograd.Variable(lib.arange(3), requires_grad=True),
+    "not-a-tensor": lambda lib: lib.autograd.Variable([1.0]),
+    "isinstance": lambda lib: [isinstance(lib.ones(1), lib.autograd.Variable), isinstance(1, lib.autograd.Variable),
+                               type(lib.autograd.Variable(lib.ones(1))) is lib.Tensor],
+}
+
+
+@pytest.mark.parametrize("name", VARIABLES)
+def test_variable_makes_a_tensor_as_torch_does(name):
+    """``torch.autograd.Variable(t)`` is ``t.detach()``, a Tensor, that requires grad if asked."""
+    assert_same(VARIABLES[name])
+
+
+def test_variable_shares_its_datas_memory_and_version():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        v = lib.autograd.Variable(x)
+        y = x * x  # saves x
+        v.add_(1)
+        return [x, v._version, outcome(lambda: y.sum().backward())]
+    assert_same(scenario)
+
+
 def test_to_and_from_cuda_is_differentiable(device):
     def scenario(lib):
         x = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -171,6 +226,58 @@ def test_setting_grad_is_checked_as_torch_checks_it(value):
         x.grad = SETTING_GRAD[value](lib, x)
         return x.grad
     assert_same(scenario)
+
+
+def _float64_gradient(lib):
+    class Float64Gradient(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.to(lib.float64)
+    return Float64Gradient.apply
+
+
+GRAD_PATHS = {
+    "mul": lambda lib, x: x * 3,
+    "to-double": lambda lib, x: x.double(),
+    "a-function-giving-float64": lambda lib, x: _float64_gradient(lib)(x),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("path", GRAD_PATHS)
+@pytest.mark.parametrize("grad_dtype", ["own", None, "float16", "float64"])
+def test_grad_dtype_is_the_dtype_a_leafs_gradient_gets(grad_dtype, path, create_graph):
+    """The leaf's own dtype by default; as set (cast in accumulating); None: the gradient as it comes."""
+    def scenario(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        if grad_dtype != "own":
+            x.grad_dtype = grad_dtype and getattr(lib, grad_dtype)
+        for _ in range(2):  # the first gradient, then one accumulated into it
+            GRAD_PATHS[path](lib, x).sum().backward(create_graph=create_graph)
+        return [x.grad, x.grad.dtype, x.grad_dtype, x.grad.grad_fn]
+    assert_same(scenario)
+
+
+GRAD_DTYPE_ERRORS = {
+    "not-a-dtype": lambda lib, x: setattr(x, "grad_dtype", "float16"),
+    "of-a-non-leaf": lambda lib, x: (x * 2).grad_dtype,
+    "set-on-a-non-leaf": lambda lib, x: setattr(x * 2, "grad_dtype", None),
+    "another-than-the-grads": lambda lib, x: (setattr(x, "grad", lib.zeros(2)), setattr(x, "grad_dtype", lib.half)),
+    "the-grads": lambda lib, x: (setattr(x, "grad", lib.zeros(2)), setattr(x, "grad_dtype", lib.float32),
+                                 x.grad_dtype),
+    "assigning-another-grad": lambda lib, x: (setattr(x, "grad_dtype", lib.float64), setattr(x, "grad", lib.zeros(2))),
+    "assigning-any-grad": lambda lib, x: (setattr(x, "grad_dtype", None),
+                                          setattr(x, "grad", lib.zeros(2, dtype=lib.half)), x.grad),
+}
+
+
+@pytest.mark.parametrize("name", GRAD_DTYPE_ERRORS)
+def test_grad_dtype_is_checked_as_torch_checks_it(name):
+    assert_same(lambda lib: GRAD_DTYPE_ERRORS[name](lib, lib.tensor([1.0, 2.0], requires_grad=True)))
 
 
 SETTING_DATA = {

@@ -58,7 +58,8 @@ REVIEWED = {
     "minigrad.tensor.Tensor": "makes a tensor of its own from values; learner classes may not derive from it",
     "minigrad.tensor_ops.matmul": "torch.matmul: a new tensor from two tensors",
     "minigrad.*": "torch.<op>(input, ...): refuses an input that is not a minigrad Tensor (minigrad._function), "
-                  "then runs input.<op>(...): a new tensor; add, sub, mul and div with out=t write t's values instead",
+                  "then runs input.<op>(...): a new tensor; add, sub, mul, div and the unary pointwise ops "
+                  "(sin, exp, ...) with out=t write t's values instead",
     "minigrad.creation.*": "torch's factories (tensor, zeros, ...): a new tensor from values",
     "minigrad.creation._*factory.<locals>.create": "torch's factories (arange, ones_like, ...), as above",
     "minigrad.autograd.anomaly_mode.is_anomaly_*": "reads the anomaly switch",
@@ -174,6 +175,10 @@ for _name in ("add_ sub_ mul_ div_ fill_ zero_ copy_ normal_ uniform_ requires_g
               "tolist numpy numel dim size stride is_contiguous is_floating_point is_inference new_ones new_zeros").split():
     REVIEWED[f"minigrad.tensor.Tensor.{_name}"] = "torch's Tensor API bound to a tensor graded code holds: that " \
                                                  "tensor's values and flags, as torch lets any code change them"
+for _name in "Double Float Half Long Int Byte Bool".split():
+    REVIEWED[f"minigrad.{_name}Tensor"] = "a legacy tensor type (minigrad.legacy_types): called, a new tensor from " \
+                                          "sizes or values; isinstance reads a tensor's dtype and device"
+    REVIEWED[f"torch.{_name}Tensor"] = "the torch type a legacy type stands for (its _torch_type): as the legacy type"
 for _name in "apply name save_for_backward mark_dirty mark_non_differentiable set_materialize_grads".split():
     REVIEWED[f"minigrad.function.BackwardFunction.{_name}"] = "torch's ctx API, bound to a node"
 REVIEWED.update({f"minigrad.function.Node.{name}": "torch's Node API, bound to a node"

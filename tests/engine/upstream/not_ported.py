@@ -6,7 +6,6 @@ FORWARD_AD = "forward-mode AD (torch.autograd.forward_ad)"
 SPARSE = "sparse tensors"
 COMPLEX = "complex tensors"
 PROFILER = "the profiler"
-VARIABLE = "torch.autograd.Variable"
 AFTER_THE_KERNEL = ("counts what a recomputation runs of the op whose saved tensor ends it: torch's autograd saves "
                     "an op's inputs before its kernel runs, so early stop skips the kernel; minigrad packs what an "
                     "op saves once its forward has run")
@@ -49,14 +48,10 @@ NOT_PORTED = {
         "test_sparse_gather_ind_scalar": ops("gather") + "; " + SPARSE,
         "test_sparse_gather_x_scalar": ops("gather") + "; " + SPARSE,
         "test_sparse_gather_both_scalar": ops("gather") + "; " + SPARSE,
-        "test_grad_dtype": ("Tensor.grad_dtype: torch casts a leaf's incoming gradient to the dtype its "
-                            "AccumulateGrad's input metadata holds, which grad_dtype edits; minigrad casts to the "
-                            "dtype the producing node recorded (engine.validate_outputs)"),
         "test_naughty_autograd_function_attribute_access": internals("THPFunction's attributes"),
         "test_naughty_anomaly_access": "upstream marks it unittest.expectedFailure",
         "test_checkpoint_compile_no_recompile": "torch.compile",
         "test_checkpoint_device_context_fn": "torch.set_default_device (a CUDA test)",
-        "test_type_conversions": "legacy tensor types (torch.FloatTensor, Tensor.type)",
         "test_lobpcg": ops("lobpcg"),
         "test_node_ordering_when_none_returned": "bfloat16; Tensor.T",
         "test_current_graph_task_id": internals("torch._C._current_graph_task_id"),
@@ -157,7 +152,6 @@ NOT_PORTED = {
         "test_sparse_ctor_getter_backward": SPARSE,
         "test_sparse_backward": SPARSE,
         "test_sparse_mask_autograd": SPARSE,
-        "test_pyscalar_conversions": VARIABLE,
         "test_reentrant_parent_error_on_cpu": "torch.cuda.memory_allocated",
         "test_free_unneeded_tensor": "torch.cuda.memory_allocated",
         "test_pin_memory": ops("pin_memory"),
@@ -179,7 +173,6 @@ NOT_PORTED = {
     },
     "TestAllowMutationOnSaved": {
         "test_with_math_views": COMPLEX,
-        "test_with_out_variant": "torch.sin(..., out=) (minigrad's out= is add, sub, mul and div's)",
         "test_inplace_foreach": ops("_foreach_exp", "_foreach_add_"),
     },
     "TestAutogradStreamSynchronization": dict.fromkeys([

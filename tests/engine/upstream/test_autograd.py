@@ -21,16 +21,17 @@ autograd.grad's and backward's inputs and roots, gradcheck's deprecated ``get_nu
 ``exp_``, ``sin_``, var, var_mean, prod, cat, split, split_with_sizes, ``set_``, ``data_ptr``,
 ``Function.clear_saved_tensors_on_access``, ``autograd.graph.allow_mutation_on_saved_tensors``,
 ``autograd.set_multithreading_enabled``, indexing with lists, index tensors and masks (``x[idx]``,
-``x[idx] = v``), ``nn.Module.register_full_backward_hook``, and checkpoint's ``early_stop``,
-``determinism_check``, ``debug``, ``context_fn`` (selective checkpointing, or any of torch's dispatch modes,
-which see the aten ops minigrad's kernels run) and ``GraphExecGroup``. 321 tests are in it and
-restated below, each under its upstream name and class (upstream's int8 and int16 variants of
-test_set_requires_grad_only_for_floats are left out: not minigrad dtypes; upstream's
-``Variable(t, requires_grad=True)``, a leaf on t's memory, is written ``t.detach().requires_grad_()``;
-two slow tests run 200 of their 2000 checkpointed inputs). The other 196 are not ported:
-``not_ported.py`` names each with its reason (forward-mode AD, sparse, complex and
-nested tensors, the profiler, ops outside minigrad's list such as gather or cumprod, torch._C
-internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
+``x[idx] = v``), ``nn.Module.register_full_backward_hook``, checkpoint's ``early_stop``, ``determinism_check``,
+``debug``, ``context_fn`` (selective checkpointing, or any of torch's dispatch modes, which see the aten ops
+minigrad's kernels run) and ``GraphExecGroup``, ``out=`` of the unary pointwise ops (``torch.sin(x, out=t)``),
+``torch.autograd.Variable(t)`` (a Tensor, as in torch), the legacy tensor types (``torch.FloatTensor``,
+``Tensor.type``) and ``Tensor.grad_dtype``. 325 tests are in it and restated below, each under its upstream
+name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats are left out:
+not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
+``t.detach().requires_grad_()`` in the tests ported before minigrad had Variable; two slow tests run 200 of
+their 2000 checkpointed inputs). The other 192 are not ported: ``not_ported.py`` names each with its reason
+(forward-mode AD, sparse, complex and nested tensors, the profiler, ops outside minigrad's list such as
+gather or cumprod, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
 Not copied: each test is written anew, in this file's own code, to set up and check what the
 upstream test of the same name does (the stored copy of PyTorch may be read, not committed).
@@ -2157,6 +2158,83 @@ class TestAutograd(TestCase):
         expected[:2] = go
         self.assertEqual(x.grad, expected)
 
+    def test_grad_dtype(self):
+        leaf = torch.tensor([1.0, 2.0], requires_grad=True)
+        self.assertEqual(leaf.grad_dtype, torch.float32)  # the leaf's own by default
+        leaf.grad_dtype = torch.float16
+        self.assertEqual(leaf.grad_dtype, torch.float16)
+        leaf.grad_dtype = None  # any dtype
+        self.assertIsNone(leaf.grad_dtype)
+        non_leaf = leaf * 2
+        with self.assertRaisesRegex(RuntimeError, "grad_dtype can only be accessed on leaf tensors"):
+            non_leaf.grad_dtype
+        with self.assertRaisesRegex(RuntimeError, "grad_dtype can only be set on leaf tensors"):
+            non_leaf.grad_dtype = torch.float16
+
+        # assigning .grad
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        x.grad = torch.tensor([1.0, 1.0])
+        self.assertEqual(x.grad.dtype, torch.float32)
+        x.grad = None
+        x.grad_dtype = torch.float16
+        with self.assertRaisesRegex(RuntimeError, "attempting to assign a gradient with dtype.*float.*to a tensor "
+                                                  "with grad_dtype.*Half"):
+            x.grad = torch.tensor([1.0, 1.0])
+        x.grad = None
+        x.grad_dtype = None
+        x.grad = torch.tensor([1.0, 1.0], dtype=torch.float64)
+        self.assertEqual(x.grad.dtype, torch.float64)
+
+        class Float64Gradient(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, inp):
+                return inp * 2
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output.to(torch.float64)
+
+        def leaf_gradient(grad_dtype=..., make_accumulator=False):
+            leaf = torch.tensor([1.0, 2.0], requires_grad=True)
+            if make_accumulator:
+                leaf.clone()
+            if grad_dtype is not ...:
+                leaf.grad_dtype = grad_dtype
+            Float64Gradient.apply(leaf).sum().backward()
+            return leaf.grad
+
+        self.assertEqual(leaf_gradient().dtype, torch.float32)  # cast to the leaf's dtype
+        self.assertTrue(torch.allclose(leaf_gradient(), torch.tensor([1.0, 1.0])))
+        self.assertTrue(torch.allclose(leaf_gradient(None), torch.tensor([1.0, 1.0], dtype=torch.float64)))
+        self.assertTrue(torch.allclose(leaf_gradient(torch.float16), torch.tensor([1.0, 1.0], dtype=torch.float16)))
+        self.assertEqual(leaf_gradient(None, make_accumulator=True).dtype, torch.float64)
+
+        # setting grad_dtype with a gradient there
+        g = torch.tensor([1.0, 2.0], requires_grad=True)
+        g.grad = torch.tensor([1.0, 1.0])
+        g.grad_dtype = torch.float32
+        self.assertEqual(g.grad_dtype, torch.float32)
+        with self.assertRaisesRegex(RuntimeError, "Cannot set grad_dtype.*because there is already a gradient"):
+            g.grad_dtype = torch.float16
+        g.grad_dtype = None
+        self.assertIsNone(g.grad_dtype)
+        g.grad = None
+        g.grad_dtype = torch.float16
+        self.assertEqual(g.grad_dtype, torch.float16)
+
+        # accumulating into a .grad of another dtype: in place, in that dtype
+        k = torch.tensor([1.0, 2.0], requires_grad=True)
+        k.grad_dtype = None
+        (k * 2).sum().backward()
+        k.grad = k.grad.to(torch.bfloat16)
+        self.assertEqual(k.grad.dtype, torch.bfloat16)
+        low = torch.tensor([3.0, 4.0], requires_grad=True, dtype=torch.bfloat16)
+        low.grad_dtype = None
+        (low * 2).sum().backward()
+        low.grad = low.grad.to(torch.float32)
+        (low * 3).sum().backward()
+        self.assertEqual(low.grad.dtype, torch.float32)
+
     def test_gc_in_destructor(self):
         class CollectOnDelete(Function):
             def forward(self, t):
@@ -2419,6 +2497,46 @@ class TestAutograd(TestCase):
         x.detach().zero_()  # the detached tensor shares x's version counter
         with self.assertRaisesRegex(RuntimeError, "has been modified by an inplace"):
             y.backward()
+
+    def _check_type_conversion_backward(self, move):
+        for dtype, other in ((torch.float, torch.double), (torch.double, torch.float)):
+            leaf = torch.autograd.Variable(move(torch.randn(5, 5).to(dtype)), requires_grad=True)
+            leaf.to(other).sum().backward()
+            self.assertEqual(leaf.grad, torch.ones_like(leaf))
+            self.assertEqual(type(leaf.grad), type(leaf))
+
+    def test_type_conversions(self):
+        # upstream's part for two GPUs (cuda(1), get_device) is left out: minigrad's device runs have one
+        x = torch.randn(5, 5)
+        self.assertIsInstance(x.float(), torch.FloatTensor)
+        self.assertIsInstance(x.int(), torch.IntTensor)
+        if torch.cuda.is_available():
+            self.assertIsInstance(x.float().cuda(), torch.cuda.FloatTensor)
+            self.assertIsInstance(x.int().cuda(), torch.cuda.IntTensor)
+            self.assertIsInstance(x.int().cuda().cpu(), torch.IntTensor)
+
+        for t in (torch.DoubleTensor, torch.FloatTensor, torch.IntTensor, torch.ByteTensor):
+            for as_variable in (True, False):
+                y = torch.randint(5, (5, 5), dtype=t.dtype)
+                y = torch.autograd.Variable(y) if as_variable else y
+                self.assertIsInstance(x.type(t), t)
+                self.assertIsInstance(x.type_as(y), t)
+                dtype = t().dtype
+                self.assertIsInstance(x.type(dtype), t)
+                self.assertIs(dtype, x.type(dtype).dtype)
+                self.assertEqual(y.data_ptr(), y.type(t).data_ptr())  # already of type t: y itself
+                if torch.cuda.is_available():
+                    for x_cuda, y_cuda in ((True, True), (True, False), (False, True), (False, False)):
+                        x_c = x.cuda() if x_cuda else x
+                        y_c = y.cuda() if y_cuda else y
+                        name = ("torch.cuda." if y_cuda else "torch.") + y_c.type().rsplit(".", 1)[1]
+                        self.assertEqual(y_c.type(), x_c.type(name).type())
+                        self.assertIs(y_c.dtype, x_c.type(y_c.dtype).dtype)
+                        self.assertEqual(y_c.data_ptr(), y_c.cuda().data_ptr() if y_cuda else y_c.data_ptr())
+
+        self._check_type_conversion_backward(lambda t: t)
+        if torch.cuda.is_available():
+            self._check_type_conversion_backward(lambda t: t.cuda())
 
     def test_isolated_node(self):
         x = torch.randn(5, 5, requires_grad=True)
@@ -4606,6 +4724,34 @@ def mask_not_all_zeros(shape):
 
 
 class TestAutogradDeviceType(TestCase):
+    def test_pyscalar_conversions(self, device):
+        big = 1234567890123456789  # loses precision as a float
+        integral = torch.zeros(1, 1, 1, dtype=torch.long).to(device)
+        integral[0] = -12345
+        self.assertEqual(int(integral), -12345)
+        floating = torch.autograd.Variable(torch.randn(1, 1, dtype=torch.double).to(device))
+        for value in (-12345.1, inf, -inf):
+            floating[0] = value
+            self.assertEqual(float(floating), value)
+        floating[0] = math.nan
+        self.assertTrue(math.isnan(float(floating)))
+
+        self.assertNotEqual(big, int(float(big)))
+        integral[0] = big
+        self.assertEqual(float(integral), float(big))
+
+        for value, error in ((math.nan, ValueError), (inf, OverflowError), (-inf, OverflowError)):
+            floating[0] = value
+            self.assertRaises(error, lambda: int(floating[0]))
+        floating[0] = sys.float_info.max
+        self.assertEqual(int(floating), sys.float_info.max)
+
+        for tensor, value in ((integral, 0), (integral, -2), (floating, 0.0), (floating, sys.float_info.min),
+                              (floating, math.nan), (floating, inf), (floating, -inf)):
+            tensor[0] = value
+            self.assertEqual(bool(value), bool(tensor))
+            self.assertEqual(bool(value), bool(tensor))
+
     @dtypes(torch.float, torch.double, torch.int32, torch.int64)  # upstream's int8 and int16: not minigrad dtypes
     def test_set_requires_grad_only_for_floats(self, device, dtype):
         calls = [lambda: torch.ones(1, dtype=dtype, device=device).requires_grad_(),
@@ -5074,6 +5220,17 @@ class TestAllowMutationOnSaved(TestCase):
             del b
             self.assertClonedLenEqual(ctx, 1)
             del c
+            self.assertClonedLenEqual(ctx, 0)
+
+    def test_with_out_variant(self):
+        with torch.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            a = torch.tensor([1.0], requires_grad=True)
+            b = torch.tensor([1.0])
+            out = a * b  # saves b
+            self.assertTIDMapLenEqual(ctx, 1)
+            torch.sin(torch.tensor([2.0]), out=b)  # writes into b: cloned first
+            self.assertClonedLenEqual(ctx, 1)
+            out.backward()
             self.assertClonedLenEqual(ctx, 0)
 
     def test_backward_out_of_context(self):
