@@ -18,7 +18,7 @@ import warnings
 
 import torch
 
-from . import broadcast, grad_dtypes, grad_mode
+from . import broadcast, grad_mode
 
 
 def runs_first(node, other):
@@ -235,7 +235,8 @@ def _conformed(node, index, grad):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
         valid = broadcast.sum_to(grad, shape)
-    if dtypes and valid._data.dtype != dtypes[index] and not grad_dtypes.set_for(node.next_functions[index][0]):
+    if (dtypes and valid._data.dtype != dtypes[index]
+            and not getattr(node.next_functions[index][0], "_casts_own_input", False)):  # (None: no node)
         valid = valid.to(dtypes[index])
     if valid._data.device != device:
         if valid.dim():

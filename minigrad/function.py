@@ -44,6 +44,9 @@ class Node:
     _pre_hooks = _post_hooks = None
     """``register_prehook``'s and ``register_hook``'s hooks, in order."""
     _metadata = None
+    _casts_own_input = False
+    """Whether the node casts the gradient it takes itself (a leaf's AccumulateGrad, once its grad_dtype
+    is set): the engine then leaves it as it comes."""
 
     def __init__(self, sequence_nr=None):
         """``sequence_nr``: the node's place in the engine's order; by default the next number, as
@@ -145,6 +148,10 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     @property
+    def _casts_own_input(self):
+        return self.variable._grad_dtype is not grad_dtypes.OWN
+
+    @property
     def _tensor_pre_hooks(self):
         """The leaf's hooks (``register_hook``) are this node's tensor pre-hooks, as in torch: they run
         before the node's own pre-hooks, and also where autograd.grad only captures the gradient."""
@@ -157,7 +164,7 @@ class AccumulateGrad(Node):
         AccumulateGrad locks, so that no gradient is lost."""
         grad = grads.pop()
         variable = self.variable
-        if variable._grad_dtype is not grad_dtypes.OWN:  # set: cast here (grad_dtypes)
+        if self._casts_own_input:  # its grad_dtype is set: the cast is here (grad_dtypes)
             grad = grad if variable._grad_dtype in (None, grad._data.dtype) else grad.to(variable._grad_dtype)
         with _ACCUMULATING:
             old = variable._grad

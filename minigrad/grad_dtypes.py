@@ -3,8 +3,8 @@ default the leaf's own; set to another, or to None for any. As in torch, ``x.gra
 against it, and a gradient flowing into the leaf is cast to it. torch casts where its engine checks
 what a node returned, to the metadata of the leaf's AccumulateGrad, which grad_dtype edits. minigrad
 checks against what the producing node recorded of its inputs, so the cast is AccumulateGrad's, and
-the engine leaves uncast a gradient going into a leaf whose grad_dtype was set (``set_for``): ops pay
-nothing. (So ``autograd.grad`` gives such a leaf's gradient as it comes in, uncast.)"""
+the engine leaves uncast a gradient going into a leaf whose grad_dtype was set (``Node._casts_own_input``):
+ops pay nothing. (So ``autograd.grad`` gives such a leaf's gradient as it comes in, uncast.)"""
 import torch
 
 OWN = "the tensor's dtype"
@@ -30,12 +30,6 @@ def expected(tensor):
     """The dtype a gradient of ``tensor`` must have, or None for any."""
     dtype = tensor._grad_dtype
     return tensor._data.dtype if dtype is OWN else dtype
-
-
-def set_for(node):
-    """Whether ``node`` is a leaf's AccumulateGrad, and that leaf's grad_dtype was set."""
-    variable = getattr(node, "variable", None)
-    return variable is not None and variable._grad_dtype is not OWN
 
 
 def grad_dtype_of(tensor):

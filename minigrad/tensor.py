@@ -5,8 +5,9 @@ import weakref
 
 import torch
 
-from . import autograd, function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
+from . import function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
 from .tensor_ops import MaxResult, TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
+from .autograd import api as autograd_api  # the module, not the package, whose Variable imports Tensor
 from .utils.hooks import RemovableHandle
 
 ERR_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -327,7 +328,7 @@ class Tensor(TensorOps):
         torch's refusal of the old ``retain_variables=True`` next to minigrad's."""
         if unexpected:
             raise TypeError(f"Tensor.backward() got an unexpected keyword argument {next(iter(unexpected))!r}")
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd_api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion --------------------------------------------------------------------------
     def item(self):
