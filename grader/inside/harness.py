@@ -369,7 +369,7 @@ def fork_server(lib, control, isolated, first_job=0, kernels=False):
 PID_BASE, PID_STRIDE = 4096, 64
 """Job K's PID is PID_BASE + K * PID_STRIDE (wrapping before the namespace's pid_max): above what a
 server's start takes, and room for a job's own threads and children (a compiler Triton runs, CUDA's
-threads); the server takes what a job left of its stride, a thread each, all started at once."""
+threads); the server takes what a job left of its stride, a thread each, 16 started at a time."""
 
 
 def _job_pid(job):
