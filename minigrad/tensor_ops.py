@@ -17,7 +17,8 @@ _WRAPPED_NUMBERS = {}
 
 
 def wrap_number(value, like):
-    """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``.
+    """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``: on
+    the CPU whatever the default device (``with torch.device("cuda")``), since it is kept for reuse.
 
     A float next to a floating tensor is kept in double precision (0-dim tensors don't change the
     result's dtype, so float64 math stays exact); next to an integer tensor it gets the default dtype.
@@ -32,7 +33,7 @@ def wrap_number(value, like):
     if tensor is None:
         if len(_WRAPPED_NUMBERS) > 4096:
             _WRAPPED_NUMBERS.clear()
-        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=dtype))
+        tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=dtype, device="cpu"))
         tensor._is_wrapped_number = True
     return tensor
 

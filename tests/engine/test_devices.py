@@ -222,3 +222,15 @@ def test_factories_place_their_result_as_torch_does(factory, device):
         tensor = FACTORIES[factory](lib, device)
         return described(tensor), tensor.requires_grad
     assert_same(made)
+
+
+def test_a_python_number_stays_a_cpu_scalar_under_a_default_device():
+    """torch wraps a Python number as a CPU 0-dim tensor whatever the default device (``with
+    torch.device(...)``): the same number, used again after the block beside CPU tensors, must not
+    carry the block's device (minigrad keeps its wrapped numbers for reuse)."""
+    def inside_then_after(lib):
+        with lib.device("meta"):
+            inside = lib.ones(2, requires_grad=True) * 2.5
+        after = lib.ones(2) * 2.5
+        return described(inside), described(after), after.tolist()
+    assert_same(inside_then_after)
