@@ -224,15 +224,6 @@ class TensorOps:
             return ops.Prod.apply(self)
         return ops.ProdDim.apply(self, dim, keepdim)
 
-    def max(self, dim=None, keepdim=False):
-        if dim is None:
-            return ops.Max.apply(self)
-        values, indices = self._data.max(dim, keepdim)
-        return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
-
-    def argmax(self, dim=None, keepdim=False):
-        return Tensor(self._data.argmax(dim, keepdim))
-
     def all(self, dim=None, keepdim=False):
         """Whether every element is nonzero (along ``dim``): a bool tensor, outside any graph."""
         return Tensor(self._data.all() if dim is None else self._data.all(dim, keepdim))
@@ -509,19 +500,6 @@ _AUTOGRAD_STATE = frozenset((
     "_grad_dtype"))
 """What minigrad keeps in a tensor's attributes (torch in its C++ TensorImpl and AutogradMeta): a deep
 copy makes its own; the other attributes are the user's."""
-
-
-class MaxResult(tuple):
-    """``torch.return_types.max``: a (values, indices) pair with names."""
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
 def _storage(value):

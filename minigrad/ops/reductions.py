@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, var (and var_mean), prod and max (whole tensor or along dims), and unique."""
+"""Reductions: sum, mean, var (and var_mean), prod, max, min, median and nanmedian (whole tensor or along dims),
+and unique."""
 import math
 
 import torch
@@ -239,8 +240,46 @@ class Max(Function):
         return constant(mask) * (grad / constant(mask.sum()))
 
 
+class Min(Max):
+    """``tensor.min()``: as max, the gradient shared evenly between the elements equal to the min."""
+
+    node_name = "MinBackward1"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.min()
+        ctx.save_for_backward(a, result)
+        return result
+
+
+class Median(Max):
+    """``tensor.median()``, the lower of the two middle values: torch spreads its gradient evenly over the
+    elements equal to it too (evenly_distribute_backward; NaN, where the median is NaN)."""
+
+    node_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.median()
+        ctx.save_for_backward(a, result)
+        return result
+
+
+class Nanmedian(Max):
+    """``tensor.nanmedian()``, the median of the elements that are not NaN: its gradient as median's."""
+
+    node_name = "NanmedianBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.nanmedian()
+        ctx.save_for_backward(a, result)
+        return result
+
+
 class MaxDim(Function):
-    """``tensor.max(dim)``; the values and indices come from the caller's single torch.max call."""
+    """``tensor.max(dim)``; the values and indices come from the caller's single torch.max call. min, median
+    and nanmedian along a dim are the same node under their names (torch's value_selecting_reduction_backward)."""
 
     node_name = "MaxBackward0"
     saved_names = ("indices",)
@@ -257,6 +296,24 @@ class MaxDim(Function):
         index = indices._data if ctx.keepdim else indices._data.unsqueeze(ctx.dim)
         mask = torch.zeros(ctx.shape, dtype=grad.dtype, device=grad.device).scatter_(ctx.dim, index, 1)
         return _keep_dims(grad, (ctx.dim,), ctx.keepdim) * constant(mask), None, None, None, None
+
+
+class MinDim(MaxDim):
+    """``tensor.min(dim)``: as max(dim), the gradient goes to the index chosen (MinBackward0)."""
+
+    node_name = "MinBackward0"
+
+
+class MedianDim(MaxDim):
+    """``tensor.median(dim)``: the gradient goes to the index of each median (MedianBackward1)."""
+
+    node_name = "MedianBackward1"
+
+
+class NanmedianDim(MaxDim):
+    """``tensor.nanmedian(dim)``: as median(dim) (NanmedianBackward1)."""
+
+    node_name = "NanmedianBackward1"
 
 
 # --- unique ----------------------------------------------------------------------------------

@@ -392,6 +392,28 @@ class Chunk(Split):
         return outputs
 
 
+class UnsafeSplit(Split):
+    """``a.unsafe_split(split_size, dim)``: split's pieces, on a's memory, but not views for autograd
+    (torch's unsafe_split): each has a version counter of its own and may be edited in place, the
+    caller promising no edit meets a saved tensor. Backward as split's."""
+
+    node_name = "UnsafeSplitBackward0"
+    is_view = False
+
+
+class UnsafeSplitWithSizes(UnsafeSplit):
+    """``a.unsafe_split_with_sizes(sizes, dim)``: pieces of the sizes listed, as unsafe_split's."""
+
+    node_name = "UnsafeSplitWithSizesBackward0"
+
+
+class UnsafeChunk(UnsafeSplit):
+    """``a.unsafe_chunk(n, dim)``, which torch computes as ``unsafe_split``: its node is UnsafeSplitBackward0."""
+
+    node_name = "UnsafeSplitBackward0"
+    forward = Chunk.forward
+
+
 class Stack(Function):
     """``torch.stack(tensors, dim)``: a copy. Backward hands each input its slice of the gradient
     (``unbind``), so its own graph is UnbindBackward0. Nothing saved but dim."""
