@@ -326,17 +326,18 @@ class Atan2(Function):
 
 
 class Nextafter(Function):
-    """``torch.nextafter(a, b)``: the next float after a towards b. torch records a node that saves both
-    inputs (NextafterBackward0); before 2.13 it has no derivative, and backward through it fails. From
-    2.13 (``releases.NEXTAFTER_HAS_A_DERIVATIVE``) a's gradient is grad, but 0 where a equals b (the
-    output is then b itself: a ``where``, as torch's), and b's is zeros, outside any graph."""
+    """``torch.nextafter(a, b)``: the next float after a towards b, recorded as NextafterBackward0. Before
+    2.13 torch has no derivative for it: the node saves nothing, and backward through it fails. From 2.13
+    (``releases.NEXTAFTER_HAS_A_DERIVATIVE``) it saves both inputs: a's gradient is grad, but 0 where a
+    equals b (the output is then b itself: a ``where``, as torch's), and b's is zeros, outside any graph."""
 
     node_name = "NextafterBackward0"
-    saved_names = ("self", "other")
+    saved_names = ("self", "other") if releases.NEXTAFTER_HAS_A_DERIVATIVE else ()
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        if releases.NEXTAFTER_HAS_A_DERIVATIVE:
+            ctx.save_for_backward(a, b)
         return torch.nextafter(a._data, b._data)
 
     @staticmethod
