@@ -26,7 +26,6 @@ NOT_PORTED = {
         "test_materialize_grads": internals("torch._C._functions.UndefinedGrad"),
         "test_dont_materialize_grads": internals("torch._C._functions.UndefinedGrad"),
         "test_set_materialize_non_diff_grads": internals("ctx._materialize_non_diff_grads"),
-        "test_not_implemented_grad": ops("nextafter"),
         "test_not_implemented_fwad": FORWARD_AD,
         "test_will_engine_execute_node": internals("torch._C._will_engine_execute_node"),
         "test_custom_function_vmap_defaults": "vmap",
@@ -146,7 +145,6 @@ NOT_PORTED = {
         "test_out_variant", "test_non_differentiable", "test_create_new_zeros_with_same_meta",
         "test_backward_graph_destruction"], FORWARD_AD),
     "TestAutogradDeviceType": {
-        "test_min_max_median_backprops_to_all_values": ops("min", "median", "nanmedian"),
         "test_scatter_index_reduce_amin_amax_backprops_to_all_values": ops("scatter_reduce", "index_reduce"),
         "test_scatter_index_reduce_prod_gradgrad_error": ops("scatter_reduce", "index_reduce"),
         "test_sparse_ctor_getter_backward": SPARSE,
@@ -162,11 +160,9 @@ NOT_PORTED = {
         "test_copy_": "bfloat16",
         "test_copy_forward_ad_broadcasting": FORWARD_AD,
         "test_copy_forward_ad_same_layout_copies_grad": FORWARD_AD,
-        "test_inplace_on_view_multi_output_unsafe": ops("unsafe_split", "unsafe_chunk"),
         "test_strided_leaf_grad_layout": "channels_last; empty_strided",
         "test_copy_r_to_c": COMPLEX,
         "test_to_r_to_c": COMPLEX,
-        "test_non_differentiable_ops": ops("isin", "signbit"),
         "test_warning_in_backward": internals("torch._C._nn._test_warn_in_autograd"),
         "test_complex_scalar_backward": COMPLEX,
         "test_pow_real_negative_base_complex_exponent": COMPLEX,
@@ -209,9 +205,7 @@ NOT_PORTED = {
         "test_backward_tls_stash": internals("torch._C._stash_obj_in_tls"),
         "test_is_retain_graph": internals("torch._C._autograd._get_current_graph_task_keep_graph"),
         "test_set_sequence_nr": internals("grad_fn._set_sequence_nr"),
-        "test_atan2_zero_gradient": ops("atan2"),
         "test_backward_respects_torch_function": "torch.Tensor subclasses",
-        "test_trace_backward_nonsquare_171704": ops("trace"),
     },
 }
 

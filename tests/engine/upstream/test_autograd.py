@@ -348,6 +348,12 @@ class TestAutograd(TestCase):
         gradcheck(square_first, (a, b))
         gradgradcheck(square_first, (a, b))
 
+    def test_not_implemented_grad(self):
+        x = torch.rand(2, requires_grad=True)
+        total = torch.nextafter(x, x).sum()  # an op with no derivative (upstream: change it if one comes)
+        with self.assertRaisesRegex(NotImplementedError, "the derivative for .* is not implemented"):
+            total.backward()
+
     def test_saved_tensor_hooks_extra_exit_during_bw_no_crash(self):
         # not a supported use (an unpack hook that leaves a hooks context), but no crash
         def unpack(t):
@@ -4724,6 +4730,15 @@ def mask_not_all_zeros(shape):
 
 
 class TestAutogradDeviceType(TestCase):
+    def test_min_max_median_backprops_to_all_values(self, device):
+        for reduce in (torch.min, torch.max, torch.median, torch.nanmedian):
+            tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], device=device, requires_grad=True)
+            nans = torch.tensor([float("nan")] * 3, requires_grad=True)
+            for x in (tied, nans):
+                reduce(x).backward()  # three elements equal the result: a third of the gradient each
+                self.assertEqual(x.grad.sum(), 1.0)
+                self.assertEqual((x.grad == 1 / 3).sum(), 3)
+
     def test_pyscalar_conversions(self, device):
         big = 1234567890123456789  # loses precision as a float
         integral = torch.zeros(1, 1, 1, dtype=torch.long).to(device)
@@ -5043,6 +5058,14 @@ class TestAutogradDeviceType(TestCase):
         x.sum().backward()
         self.assertEqual(root.grad.tolist(), [[1, 2], [1, 1], [1, 1]])
 
+    def test_inplace_on_view_multi_output_unsafe(self, device):
+        for pieces in (lambda t: t.unsafe_split(1), lambda t: t.unsafe_split_with_sizes((1, 1, 1)),
+                       lambda t: t.unsafe_chunk(3)):
+            a = torch.randn(3, 3, device=device, requires_grad=True)
+            first, second, _ = pieces(a + a)
+            first.mul_(second)  # not views for autograd: the edit is allowed
+            first.sum().backward()
+
     def test_inplace_on_view_multi_output_safe(self, device):
         for split in (lambda t: t.split(1), lambda t: t.split_with_sizes((1, 1, 1)), lambda t: t.chunk(3)):
             a = torch.randn(3, 3, device=device, requires_grad=True)
@@ -5084,6 +5107,12 @@ class TestAutogradDeviceType(TestCase):
     def test_gradcheck_input_output_different_device(self, device):
         gradcheck(lambda t: t.to("cpu"), (torch.ones((1,), dtype=torch.double, device="cuda", requires_grad=True),))
         gradcheck(lambda t: t.to("cuda"), (torch.ones((1,), dtype=torch.double, device="cpu", requires_grad=True),))
+
+    def test_non_differentiable_ops(self, device):
+        x = torch.tensor([[1, 2], [3, 4.0]], requires_grad=True, device=device)
+        self.assertFalse(torch.isin(x, torch.tensor([2, 3], device=device)).requires_grad)
+        x = torch.randn(3, 3, requires_grad=True)
+        self.assertFalse(torch.signbit(x).requires_grad)
 
     def test_resize_version_bump(self, device):
         x = torch.rand((1,), device=device)
@@ -5936,6 +5965,26 @@ class TestSelectiveActivationCheckpoint(TestCase):
             out.sum().backward(retain_graph=True)  # what sin's kept output was is handed out once
 
 
+class TestAutogradMultipleDispatch(TestCase):
+    def test_atan2_zero_gradient(self):
+        x = torch.tensor([0.0], requires_grad=True)
+        y = torch.tensor([0.0], requires_grad=True)
+        torch.atan2(x, y).backward()  # at the origin: zero gradients, not NaN
+        self.assertEqual(x.grad, torch.zeros_like(x))
+        self.assertEqual(y.grad, torch.zeros_like(y))
+
+    def test_trace_backward_nonsquare_171704(self):
+        # upstream checks each shape in a subTest; one test here, which expected_failures.py can mark as a whole
+        for shape in [(5, 2), (7, 3), (4, 1), (1, 5), (2, 5)]:
+            x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+            torch.trace(x).backward()
+            expected = torch.zeros(shape, dtype=torch.float64)
+            for i in range(min(shape)):
+                expected[i, i] = 1.0
+            self.assertEqual(x.grad, expected, msg=f"shape {shape}")  # ones on the diagonal only, tall ones too
+
+
 instantiate_device_type_tests(TestAutogradDeviceType, globals())
+instantiate_device_type_tests(TestAutogradMultipleDispatch, globals())
 instantiate_parametrized_tests(TestAutograd)
 instantiate_parametrized_tests(TestNestedCheckpoint)
