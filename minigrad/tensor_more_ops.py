@@ -1,8 +1,11 @@
 """More of Tensor's op methods, beside ``tensor_ops.py`` (which holds the arithmetic, pointwise, shape and
 indexing ones, and is at its size limit): the value-selecting reductions (max, min, median, nanmedian,
 whole or along a dim with their (values, indices)), ops whose outputs are integers or bools and have no
-gradient (argmax, argmin, signbit), two binary pointwise ops (atan2, nextafter), trace, and the unsafe
-splits. Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, bucketize), the unique ops
+(whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
+and the unsafe splits. Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+import types
+
 import torch
 
 from . import ops
@@ -45,6 +48,25 @@ class MoreTensorOps:
     def argmin(self, dim=None, keepdim=False):
         return Tensor(self._data.argmin(dim, keepdim))
 
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        return Tensor(self._data.argsort(dim=dim, descending=descending, stable=stable))
+
+    def count_nonzero(self, dim=None):
+        return Tensor(self._data.count_nonzero(dim))
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """As torch.unique: ``_unique2``, or ``unique_dim`` along a dim; the values, then the inverse
+        indices and the counts that were asked for."""
+        if dim is None:
+            outputs = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
+        else:
+            outputs = ops.UniqueDim.apply(self, dim, sorted, return_inverse, return_counts)
+        return _asked_for(outputs, return_inverse, return_counts)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        outputs = ops.UniqueConsecutive.apply(self, return_inverse, return_counts, dim)
+        return _asked_for(outputs, return_inverse, return_counts)
+
     def signbit(self):
         """Whether each element's sign bit is set: a bool tensor, outside any graph."""
         return Tensor(self._data.signbit())
@@ -70,18 +92,56 @@ class MoreTensorOps:
         return ops.UnsafeChunk.apply(self, chunks, dim)
 
 
+def _asked_for(outputs, return_inverse, return_counts):
+    """torch.unique's result: the values alone, or a tuple with the inverse and the counts asked for."""
+    values, inverse, counts = outputs
+    extra = (inverse,) * return_inverse + (counts,) * return_counts
+    return (values, *extra) if extra else values
+
+
 def _other_tensor(name, other, position):
     """torch's TypeError for an ``other`` that is not a tensor (position 1 for the method, 2 for the function)."""
     if not isinstance(other, Tensor):
         raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(other).__name__}")
 
 
+def _storage(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """``torch.isin``: whether each element is among test_elements (either may be a number): a bool
     tensor, outside any graph."""
-    def storage(value):
-        return value._data if isinstance(value, Tensor) else value
-    return Tensor(torch.isin(storage(elements), storage(test_elements), assume_unique=assume_unique, invert=invert))
+    return Tensor(torch.isin(_storage(elements), _storage(test_elements), assume_unique=assume_unique, invert=invert))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """``torch.searchsorted``: where each value would go in the sorted sequence: integers, outside any graph."""
+    return Tensor(torch.searchsorted(_storage(sorted_sequence), _storage(input), out_int32=out_int32, right=right,
+                                     side=side, sorter=_storage(sorter)))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """``torch.bucketize``: the bucket of each value: integers, outside any graph."""
+    return Tensor(torch.bucketize(_storage(input), _storage(boundaries), out_int32=out_int32, right=right))
+
+
+def _unique(input, sorted=True, return_inverse=False):
+    """``torch._unique``: the values and the inverse indices (empty unless asked for), UniqueBackward0."""
+    return ops.Unique.apply(input, sorted, return_inverse)
+
+
+def _unique2(input, sorted=True, return_inverse=False, return_counts=False):
+    """``torch._unique2``: the values, inverse indices and counts (empty unless asked for), Unique2Backward0."""
+    return ops.Unique2.apply(input, sorted, return_inverse, return_counts)
+
+
+def _unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False):
+    return ops.UniqueDim.apply(input, dim, sorted, return_inverse, return_counts)
+
+
+_VF = types.SimpleNamespace(unique_dim=_unique_dim)
+"""``torch._VF``, where torch keeps the ops its Python functions wrap: the one upstream's tests call."""
 
 
 class _ValuesIndices(tuple):

@@ -254,11 +254,6 @@ class TensorOps:
         """``torch.where(condition, self, other)``."""
         return ops.Where.apply((condition,), self, _as_tensor(other, self))
 
-    def unique(self, sorted=True, return_inverse=False, return_counts=False):
-        output, inverse, counts = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
-        extra = (inverse,) * return_inverse + (counts,) * return_counts
-        return (output, *extra) if extra else output
-
     def bmm(self, mat2):
         return ops.Bmm.apply(self, mat2)
 

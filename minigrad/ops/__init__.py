@@ -23,7 +23,7 @@ from .pointwise import (  # noqa: F401
     TanhBackward, ThresholdBackward, ToCopy, Where)
 from .reductions import (  # noqa: F401
     Max, MaxDim, Mean, MeanDim, Median, MedianDim, Min, MinDim, Nanmedian, NanmedianDim, Prod, ProdDim, Sum, SumDim,
-    Unique2, Var, VarMean, _keep_dims, _normalize_dims)
+    Unique, Unique2, UniqueConsecutive, UniqueDim, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
     Alias, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl, Repeat,
     ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims,

@@ -222,3 +222,55 @@ def test_unsafe_splits_refuse_what_torch_refuses():
         return (_errors(lambda: x.unsafe_split(0)), _errors(lambda: x.unsafe_chunk(0)),
                 _errors(lambda: x.unsafe_split_with_sizes([1, 1])), _errors(lambda: x.unsafe_split(1, 2)))
     assert_same(scenario)
+
+
+# --- integer outputs: sorting, searching, counting, unique ---------------------------------------
+
+def test_integer_outputs_have_no_gradient():
+    def scenario(lib):
+        lib.manual_seed(0)
+        x = lib.tensor([[0.5, 0.1, 0.9], [0.3, 0.3, 0.2]], requires_grad=True)
+        bins = lib.linspace(0, 1.0, steps=5, requires_grad=True)
+        outs = [x.argsort(), x.argsort(0, descending=True), lib.argsort(x, dim=-1, stable=True),
+                lib.searchsorted(bins, x), lib.searchsorted(bins, lib.tensor(0.6, requires_grad=True), right=True),
+                lib.searchsorted(bins, 0.25, side="right"), lib.bucketize(x, bins), lib.bucketize(x, bins, right=True),
+                lib.bucketize(0.3, bins, out_int32=True), x.count_nonzero(), lib.count_nonzero(x - 0.3, 1)]
+        return [(t, t.dtype, t.requires_grad, t.grad_fn) for t in outs] + [(bins, bins.requires_grad, bins.is_leaf)]
+    assert_same(scenario)
+
+
+UNIQUE = {
+    "unique": lambda lib, x: lib.unique(x),
+    "unique_all": lambda lib, x: lib.unique(x, sorted=True, return_inverse=True, return_counts=True),
+    "unique_counts": lambda lib, x: x.unique(return_counts=True),
+    "unique_dim": lambda lib, x: lib.unique(x, dim=0),
+    "unique_dim_all": lambda lib, x: lib.unique(x, return_inverse=True, return_counts=True, dim=1),
+    "unique_consecutive": lambda lib, x: lib.unique_consecutive(x),
+    "unique_consecutive_inverse": lambda lib, x: x.unique_consecutive(return_inverse=True),
+    "unique_consecutive_dim": lambda lib, x: lib.unique_consecutive(x, return_counts=True, dim=0),
+    "_unique": lambda lib, x: lib._unique(x, sorted=True, return_inverse=True),
+    "_unique_no_inverse": lambda lib, x: lib._unique(x),
+    "_unique2": lambda lib, x: lib._unique2(x, return_counts=True),
+    "_VF.unique_dim": lambda lib, x: lib._VF.unique_dim(x, 0, return_inverse=True),
+}
+
+
+@pytest.mark.parametrize("name", UNIQUE)
+def test_unique_ops_record_a_node_no_backward_runs_through(name):
+    """The values require grad (their node has torch's name), the inverse and counts don't; backward
+    through the values fails with torch's error."""
+    def scenario(lib):
+        x = lib.tensor([[1.0, 1.0, 2.0], [1.0, 1.0, 2.0], [0.0, 3.0, 3.0]], requires_grad=True)
+        result = UNIQUE[name](lib, x)
+        outputs = result if isinstance(result, tuple) else (result,)
+        seen = [(t, t.requires_grad, t.grad_fn.name() if t.grad_fn is not None else None) for t in outputs]
+        return seen, _errors(lambda: outputs[0].sum().backward())
+    assert_same(scenario)
+
+
+def test_unique_ops_refuse_what_torch_refuses():
+    def scenario(lib):
+        x = lib.ones(2, 3)
+        return (_errors(lambda: lib.unique(x, dim=2)), _errors(lambda: lib.unique_consecutive(x, dim=-3)),
+                _errors(lambda: lib.searchsorted(lib.ones(2, 2), lib.ones(3))), _errors(lambda: x.argsort(2)))
+    assert_same(scenario)

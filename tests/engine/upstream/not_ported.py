@@ -118,7 +118,6 @@ NOT_PORTED = {
         "test_custom_function_forward_mode_forward_is_no_op": FORWARD_AD,
         "test_custom_function_save_for_forward": FORWARD_AD,
         "test_custom_function_forward_mode_non_differentiable": FORWARD_AD,
-        "test_integer_outputs": ops("argmin", "argsort", "searchsorted", "bucketize", "unique_consecutive"),
         "test_input_buffer_accum": ops("gather") + "; " + SPARSE,
         "test_saving_variable_to_disk": "torch.save, torch.load",
         "test_graph_save_on_cpu": SPARSE,

@@ -48,6 +48,7 @@ import contextlib
 import copy
 import gc
 import io
+import itertools
 import math
 import os
 import pickle
@@ -4151,6 +4152,39 @@ class TestAutograd(TestCase):
         base = torch.rand(10, requires_grad=True)
         for inplace in (False, True):
             self.assertEqual(type(Head.apply(base, inplace).grad_fn).__name__, "HeadBackward")
+
+    def test_integer_outputs(self):
+        inp = torch.rand(4, requires_grad=True)
+
+        def integers_without_grad(out):
+            self.assertFalse(out.dtype.is_floating_point)
+            self.assertFalse(out.requires_grad)
+
+        integers_without_grad(inp.argmax())
+        integers_without_grad(inp.argmin())
+        integers_without_grad(inp.argsort())
+        integers_without_grad(torch.searchsorted(inp, torch.rand((), requires_grad=True)))
+        bins = torch.linspace(0, 1.0, steps=100, requires_grad=True)
+        integers_without_grad(torch.bucketize(torch.rand(5, 5, requires_grad=True), bins))
+        self.assertFalse(torch.empty(5).requires_grad_().count_nonzero().requires_grad)
+
+        def only_first_requires_grad(result):
+            result = result if isinstance(result, tuple) else (result,)
+            self.assertTrue(result[0].requires_grad)
+            for out in result[1:]:
+                if out is not None:
+                    self.assertFalse(out.requires_grad)
+
+        for sort, return_inverse, return_counts in itertools.product([True, False], repeat=3):
+            asked = dict(return_inverse=return_inverse, return_counts=return_counts)
+            only_first_requires_grad(torch.unique(inp, sorted=sort, **asked))
+            only_first_requires_grad(torch.unique(inp, sorted=sort, dim=0, **asked))
+            only_first_requires_grad(torch.unique_consecutive(inp, **asked))
+            only_first_requires_grad(torch.unique_consecutive(inp, dim=0, **asked))
+            # the ops behind the public functions too (torch._VF's unique_dim is not in torch's namespace)
+            only_first_requires_grad(torch._unique(inp, sorted=sort, return_inverse=return_inverse))
+            only_first_requires_grad(torch._VF.unique_dim(inp, dim=0, sorted=sort, **asked))
+            only_first_requires_grad(torch._unique2(inp, sorted=sort, **asked))
 
     def test_custom_function_cycle(self):
         test = self
