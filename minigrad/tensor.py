@@ -422,12 +422,15 @@ class Tensor(TensorOps, MoreTensorOps):
         (torch's rebase); when self is a view, its base moves onto a CopySlices node that routes the
         view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
         else (a learner's object, whose ``apply`` could hand back any node) is refused."""
-        if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
-                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu, ops.Exp, ops.Sin, ops.IndexPut):
+        in_place_view = function in (ops.TransposeInplace, ops.TInplace, ops.SqueezeInplace, ops.SqueezeDimInplace,
+                                     ops.SqueezeDimsInplace, ops.UnsqueezeInplace, ops.AsStridedInplace)
+        if not in_place_view and function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div,
+                                                  ops.Zero, ops.Fill, ops.Copy, ops.FillTensor, ops.Relu, ops.Exp,
+                                                  ops.Sin, ops.IndexPut):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
-        if function is ops.TransposeInplace:  # the same memory, new sizes and strides: a view's base keeps its node
+        if in_place_view:  # the same memory, new sizes and strides: a view's base keeps its node
             self._data = result._data
             self._take_history(result._node, 0)
             return

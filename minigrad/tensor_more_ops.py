@@ -3,7 +3,8 @@ indexing ones, and is at its size limit): the value-selecting reductions (max, m
 whole or along a dim with their (values, indices)), ops whose outputs are integers or bools and have no
 gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, bucketize), the unique ops
 (whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
-and the unsafe splits. Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+the unsafe splits, and the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
+work too). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import types
 
 import torch
@@ -81,6 +82,48 @@ class MoreTensorOps:
 
     def trace(self):
         return ops.Trace.apply(self)
+
+    def _inplace_view(self, op, method, *args):
+        """An in-place view op (``transpose_``, ``t_``, ``squeeze_``, ...): this tensor takes new sizes and
+        strides on the same memory (its storage becomes the storage's ``method`` view, so that its
+        ``detach()`` and ``.data`` keep theirs, as in torch). An in-place op otherwise (``_inplace``): a
+        version more, recorded as ``op``'s node after the in-place checks; recorded on a view, that node
+        stays its grad_fn (the memory did not change: nothing to rebuild) and its base keeps its own. An
+        inference tensor is changed and then, outside inference mode, refused before any of autograd's
+        checks, as torch does for these ops."""
+        def storage_op(data, *args):
+            self._data = getattr(data, method)(*args)
+        if self._is_inference:
+            return self._mutate(storage_op, *args)
+        before = self._node
+        self._inplace(op, storage_op, *args)
+        if self._view is not None and self._node is not before:  # recorded: the view's grad_fn, up to date
+            self._view.version = self._version_counter.version
+        return self
+
+    def t_(self):
+        if self.dim() > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return self._inplace_view(ops.TInplace, "t")
+
+    def squeeze_(self, dim=None):
+        if dim is None:
+            return self._inplace_view(ops.SqueezeInplace, "squeeze")
+        if isinstance(dim, int):
+            return self._inplace_view(ops.SqueezeDimInplace, "squeeze", dim)
+        return self._inplace_view(ops.SqueezeDimsInplace, "squeeze", tuple(dim))
+
+    def unsqueeze_(self, dim):
+        return self._inplace_view(ops.UnsqueezeInplace, "unsqueeze", dim)
+
+    def swapdims_(self, dim0, dim1):
+        """``transpose_``, as torch computes it (TransposeBackward1); ``swapaxes_`` is its other name."""
+        return self.transpose_(dim0, dim1)
+
+    swapaxes_ = swapdims_
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return self._inplace_view(ops.AsStridedInplace, "as_strided", tuple(size), tuple(stride), storage_offset)
 
     def unsafe_split(self, split_size, dim=0):
         return ops.UnsafeSplit.apply(self, split_size, dim)

@@ -278,21 +278,8 @@ class TensorOps:
         return ops.Transpose.apply(self, dim0, dim1)
 
     def transpose_(self, dim0, dim1):
-        """``transpose`` in place: this tensor takes new sizes and strides on the same memory (its
-        storage becomes a transposed view, so that its ``detach()`` and ``.data`` keep theirs, as in
-        torch). An in-place op otherwise (``_inplace``): a version more, recorded as TransposeBackward1
-        after the in-place checks; recorded on a view, that node stays its grad_fn (the memory did not
-        change: nothing to rebuild) and its base keeps its own. An inference tensor is transposed and
-        then, outside inference mode, refused before any of autograd's checks, as torch does for this op."""
-        def storage_op(data, dim0, dim1):
-            self._data = data.transpose(dim0, dim1)
-        if self._is_inference:
-            return self._mutate(storage_op, dim0, dim1)
-        before = self._node
-        self._inplace(ops.TransposeInplace, storage_op, dim0, dim1)
-        if self._view is not None and self._node is not before:  # recorded: the view's grad_fn, up to date
-            self._view.version = self._version_counter.version
-        return self
+        """``transpose`` in place (TransposeBackward1): ``_inplace_view``."""
+        return self._inplace_view(ops.TransposeInplace, "transpose", dim0, dim1)
 
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))

@@ -1,6 +1,7 @@
 """Issue 37: the ops added so that upstream tests could be restated (atan2, trace, isin, signbit, nextafter,
-min, median, nanmedian, argmin, unsafe_split, unsafe_split_with_sizes, unsafe_chunk), each scenario run
-with torch and with minigrad: values, gradients, grad_fn names, what is saved, and errors."""
+min, median, nanmedian, argmin, argsort, count_nonzero, searchsorted, bucketize, linspace, the unique ops, the
+unsafe splits, the in-place view ops), each scenario run with torch and with minigrad: values, gradients,
+grad_fn names, what is saved, and errors."""
 import pytest
 
 from coursekit.testing import assert_same, graph_signature
@@ -273,4 +274,70 @@ def test_unique_ops_refuse_what_torch_refuses():
         x = lib.ones(2, 3)
         return (_errors(lambda: lib.unique(x, dim=2)), _errors(lambda: lib.unique_consecutive(x, dim=-3)),
                 _errors(lambda: lib.searchsorted(lib.ones(2, 2), lib.ones(3))), _errors(lambda: x.argsort(2)))
+    assert_same(scenario)
+
+
+# --- in-place view ops: the tensor takes new sizes and strides ----------------------------------
+
+IN_PLACE_VIEWS = {
+    "t_": lambda t: t.t_(),
+    "transpose_": lambda t: t.transpose_(0, -1),
+    "swapdims_": lambda t: t.swapdims_(1, 0),
+    "swapaxes_": lambda t: t.swapaxes_(-1, -2),
+    "squeeze_": lambda t: t.unsqueeze_(1).squeeze_(),
+    "squeeze_dim": lambda t: t.unsqueeze_(-1).squeeze_(-1),
+    "squeeze_dims": lambda t: t.unsqueeze_(0).squeeze_((0, 1)),
+    "unsqueeze_": lambda t: t.unsqueeze_(0),
+    "unsqueeze_negative_dim": lambda t: t.unsqueeze_(-2),
+    "as_strided_": lambda t: t.as_strided_((2, 2), (1, 2), 1),
+    "as_strided_no_offset": lambda t: t.as_strided_((3,), (2,)),
+}
+
+
+@pytest.mark.parametrize("name", IN_PLACE_VIEWS)
+@pytest.mark.parametrize("on", ["non_view", "view", "slice_then_edit"])
+def test_in_place_view_ops(name, on):
+    """The tensor itself changes shape (a version more); its grad_fn is the op's node, a view's base keeps
+    its own; gradients through it, and through an in-place edit after it."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        a = lib.randn(2, 3, dtype=lib.float64, requires_grad=True)
+        b = a * 2
+        t = b.view_as(b) if on == "view" else b[1:] if on == "slice_then_edit" else b
+        r = IN_PLACE_VIEWS[name](t)
+        if on == "slice_then_edit":
+            t.mul_(3)
+        (t * lib.randn(t.shape, dtype=lib.float64)).sum().backward(retain_graph=True)
+        (b.sum() * 2).backward()
+        return (r is t, t, t.shape, t.stride(), t._version, b._version, graph_signature(t), graph_signature(b),
+                t._is_view(), a.grad)
+    assert_same(scenario, close=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(2, 2, 2).t_(),
+    lambda lib: lib.ones(2, 3, requires_grad=True).t_(),
+    lambda lib: lib.ones(2, 3, requires_grad=True).clone().squeeze_(2),
+    lambda lib: lib.ones(2, 3).unsqueeze_(3),
+    lambda lib: lib.ones(2, 3).swapdims_(0, 2),
+    lambda lib: lib.ones(2, 3).as_strided_((7,), (1,)),
+    lambda lib: lib.ones(2, 3, requires_grad=True)[0].unsqueeze_(0),
+    lambda lib: _no_grad_view(lib).squeeze_(),
+], ids=["t_3d", "leaf", "squeeze_dim_out_of_range", "unsqueeze_dim_out_of_range", "swapdims_out_of_range",
+        "as_strided_out_of_bounds", "view_of_a_leaf", "view_made_under_no_grad"])
+def test_in_place_view_ops_refuse_what_torch_refuses(call):
+    assert_same(lambda lib: _errors(lambda: call(lib)))
+
+
+def _no_grad_view(lib):
+    base = lib.ones(2, 3, requires_grad=True).clone()
+    with lib.no_grad():
+        return base[:1]
+
+
+def test_matmul_of_a_vector_on_the_left_is_no_view():
+    """torch squeezes mm's result in place (SqueezeBackward4): the result is no view."""
+    def scenario(lib):
+        y = lib.ones(3, requires_grad=True) @ lib.ones(3, 4)
+        return y._is_view(), y._base is None, graph_signature(y)
     assert_same(scenario)

@@ -103,8 +103,6 @@ NOT_PORTED = {
         "test_saved_tensor_constructor_with_hooks": internals("torch._C._autograd._make_saved_tensor"),
         "test_autograd_node_isinstance": internals("torch._C._functions"),
         "test_autograd_simple_views_python": COMPLEX,
-        "test_autograd_inplace_views_creation_meta": ops("as_strided_", "t_", "squeeze_", "unsqueeze_", "swapdims_",
-                                                         "swapaxes_"),
         "test_autograd_inplace_views_cross_dtype": COMPLEX,
         "test_custom_function_mark_dirty_not_differentiable": FORWARD_AD,
         "test_named_tensor_for_complex_views": "named tensors; " + COMPLEX,

@@ -3904,6 +3904,60 @@ class TestAutograd(TestCase):
         b = torch.rand(1, requires_grad=True)
         a.select(1, 0).copy_(b)  # a view that may be edited
 
+    def test_autograd_inplace_views_creation_meta(self):
+        # an in-place view op on a view keeps what the view's creation allows: what fails where
+        class Func(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, x):
+                return x
+
+        no_grad_err = "A view was created in no_grad mode"
+        multi_view_err = "function that returns multiple views"
+        custom_err = "view was created inside a custom Function"
+        makers = {"normal": lambda base: base.view_as(base), "multi_view": lambda base: base.unbind()[0],
+                  "custom": Func.apply}
+
+        def expected_errors(kind, grad_mode_view, grad_mode_iview, requires_grad):
+            """(the error of the in-place view op, the error of an in-place edit after it), None for none."""
+            if not requires_grad:
+                return None, None
+            if not grad_mode_view:
+                return (no_grad_err, None) if grad_mode_iview else (None, no_grad_err)
+            made_in = {"multi_view": multi_view_err, "custom": custom_err}.get(kind)
+            return (made_in, None) if grad_mode_iview else (None, made_in)
+
+        def run_tests(inplace_view):
+            for kind, grad_mode_view, grad_mode_iview, requires_grad in itertools.product(
+                    makers, (True, False), (True, False), (True, False)):
+                base = torch.rand(2, 3, requires_grad=requires_grad).clone()
+                with torch.set_grad_enabled(grad_mode_view):
+                    view = makers[kind](base)
+                error1, error2 = expected_errors(kind, grad_mode_view, grad_mode_iview, requires_grad)
+                with torch.set_grad_enabled(grad_mode_iview):
+                    if error1 is not None:
+                        with self.assertRaisesRegex(RuntimeError, error1):
+                            inplace_view(view)
+                        continue
+                    inplace_view(view)
+                if error2 is not None:
+                    with self.assertRaisesRegex(RuntimeError, error2):
+                        view.add_(1)
+                else:
+                    view.add_(1)
+
+        # upstream's list, the in-place view ops but detach_ (which takes no view)
+        run_tests(lambda v: v.as_strided_((1, 0), (2, 2)))
+        run_tests(lambda v: v.transpose_(0, 0))
+        run_tests(lambda v: v.t_())
+        run_tests(lambda v: v.squeeze_(0))
+        run_tests(lambda v: v.unsqueeze_(0))
+        run_tests(lambda v: v.swapdims_(0, 0))
+        run_tests(lambda v: v.swapaxes_(0, 0))
+
     def test_autograd_print_tensor(self):
         a = torch.ones(1, requires_grad=True)
         self.assertEqual(repr(a), "tensor([1.], requires_grad=True)")
