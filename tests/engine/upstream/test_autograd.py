@@ -25,11 +25,14 @@ autograd.grad's and backward's inputs and roots, gradcheck's deprecated ``get_nu
 ``debug``, ``context_fn`` (selective checkpointing, or any of torch's dispatch modes, which see the aten ops
 minigrad's kernels run) and ``GraphExecGroup``, ``out=`` of the unary pointwise ops (``torch.sin(x, out=t)``),
 ``torch.autograd.Variable(t)`` (a Tensor, as in torch), the legacy tensor types (``torch.FloatTensor``,
-``Tensor.type``) and ``Tensor.grad_dtype``. 325 tests are in it and restated below, each under its upstream
+``Tensor.type``), ``Tensor.grad_dtype``, atan2, nextafter, trace, min, median, nanmedian, argmin, argsort,
+searchsorted, bucketize, count_nonzero, linspace, isin, signbit, the unique ops (``unique`` along a dim,
+``unique_consecutive``, ``_unique``, ``_unique2``, ``_VF.unique_dim``), the unsafe splits and the in-place view
+ops (``t_``, ``squeeze_``, ``unsqueeze_``, ``swapdims_``, ``swapaxes_``, ``as_strided_``). 333 tests are in it and restated below, each under its upstream
 name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats are left out:
 not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
 ``t.detach().requires_grad_()`` in the tests ported before minigrad had Variable; two slow tests run 200 of
-their 2000 checkpointed inputs). The other 192 are not ported: ``not_ported.py`` names each with its reason
+their 2000 checkpointed inputs). The other 184 are not ported: ``not_ported.py`` names each with its reason
 (forward-mode AD, sparse, complex and nested tensors, the profiler, ops outside minigrad's list such as
 gather or cumprod, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -40,7 +43,7 @@ lists the tests that fail, each with its reason, as strict xfail (``conftest.py`
 passing fails the run, so the list only shrinks.
 
 ``UPSTREAM_LIBRARY=torch`` runs this file with torch 2.13 itself in place of minigrad: every test
-passes there but the six that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
+passes there but the seven that upstream wrote for behaviour 2.13 does not have (expected_failures.py's
 TORCH_FAILS_TOO), which shows the restatement is faithful.
 """
 import collections
