@@ -9,12 +9,13 @@ import torch as _torch
 
 from . import autograd, cuda, legacy_types, nn, ops, optim, utils
 from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
-from .creation import (arange, empty, eye, full, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
-                       randn_like, randperm, tensor, zeros, zeros_like)
+from .creation import (arange, empty, eye, full, linspace, manual_seed, ones, ones_like, rand, rand_like, randint,
+                       randn, randn_like, randperm, tensor, zeros, zeros_like)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
 from .tensor import Tensor, matmul
+from .tensor_more_ops import _VF, _unique, _unique2, bucketize, isin, searchsorted
 from .tensor_ops import _as_tensor, _variance_args
 
 # One flag for torch's warnings and minigrad's: minigrad's numbers are torch's, so torch's own
@@ -83,7 +84,7 @@ def _with_out(name):
 globals().update((name, _function(name)) for name in """
     sum mean max relu clone t transpose reshape unsqueeze squeeze mm mv dot pow detach is_inference softmax
     log_softmax norm argmax all unique bmm masked_fill narrow select unbind chunk split split_with_sizes diagonal
-    repeat var prod""".split())
+    repeat var prod min median nanmedian argmin signbit trace unsafe_split unsafe_split_with_sizes unsafe_chunk argsort count_nonzero unique_consecutive""".split())
 # ... and those that also write into a tensor given as out=.
 globals().update((name, _with_out(name)) for name in """
     add sub mul div exp log sin cos tanh sigmoid abs neg reciprocal round sqrt""".split())
@@ -125,6 +126,18 @@ def where(condition, input, other):
         raise TypeError(f"where() received an invalid combination of arguments - got ({got}), but expected one of:")
     like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else condition
     return _as_tensor(input, like).where(condition, other)
+
+
+def atan2(input, other):
+    """``torch.atan2(input, other)``: two tensors (else torch's TypeError), Atan2Backward0."""
+    _tensors("atan2", input, other)
+    return input.atan2(other)
+
+
+def nextafter(input, other):
+    """``torch.nextafter(input, other)``: two tensors (else torch's TypeError), NextafterBackward0."""
+    _tensors("nextafter", input, other)
+    return input.nextafter(other)
 
 
 def is_tensor(obj):

@@ -46,3 +46,8 @@ CHECKPOINT_SAVES_A_PLACEHOLDER = RELEASE < (2, 12)
 
 CHECKPOINT_TIP_NAMES_COMPILE = RELEASE >= (2, 12)
 """The tip that ends checkpoint's errors goes on about torch.compile's dynamic shapes."""
+
+NEXTAFTER_HAS_A_DERIVATIVE = RELEASE >= (2, 13)
+"""nextafter's gradient is grad for its input (0 where it equals the other) and zeros for the other;
+before, backward through it raises "the derivative for 'nextafter' is not implemented." (checked on
+2.11 and 2.13 only)."""

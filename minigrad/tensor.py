@@ -5,8 +5,9 @@ import weakref
 
 import torch
 
-from . import function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_ops, views
-from .tensor_ops import MaxResult, TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
+from . import function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_more_ops, tensor_ops, views
+from .tensor_more_ops import MaxResult, MoreTensorOps  # noqa: F401 (re-exported)
+from .tensor_ops import TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
 from .autograd import api as autograd_api  # the module, not the package, whose Variable imports Tensor
 from .utils.hooks import RemovableHandle
 
@@ -51,7 +52,7 @@ class _ViewMeta:
         self.base, self.version, self.creation_mode = base, version, creation_mode
 
 
-class Tensor(TensorOps):
+class Tensor(TensorOps, MoreTensorOps):
     __array_priority__ = 1000
 
     # What few tensors have (torch keeps it in AutogradMeta, made when first needed): the view
@@ -421,12 +422,15 @@ class Tensor(TensorOps):
         (torch's rebase); when self is a view, its base moves onto a CopySlices node that routes the
         view's part of the gradient through ``function``, one of minigrad's in-place ops: anything
         else (a learner's object, whose ``apply`` could hand back any node) is refused."""
-        if function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div, ops.Zero, ops.Fill,
-                            ops.Copy, ops.FillTensor, ops.TransposeInplace, ops.Relu, ops.Exp, ops.Sin, ops.IndexPut):
+        in_place_view = function in (ops.TransposeInplace, ops.TInplace, ops.SqueezeInplace, ops.SqueezeDimInplace,
+                                     ops.SqueezeDimsInplace, ops.UnsqueezeInplace, ops.AsStridedInplace)
+        if not in_place_view and function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div,
+                                                  ops.Zero, ops.Fill, ops.Copy, ops.FillTensor, ops.Relu, ops.Exp,
+                                                  ops.Sin, ops.IndexPut):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)
-        if function is ops.TransposeInplace:  # the same memory, new sizes and strides: a view's base keeps its node
+        if in_place_view:  # the same memory, new sizes and strides: a view's base keeps its node
             self._data = result._data
             self._take_history(result._node, 0)
             return
@@ -511,9 +515,9 @@ class Tensor(TensorOps):
         return self._mutate(storage_op, *args)
 
 
-# TensorOps' methods and indexing make Tensors and tell them from numbers. tensor_ops.py and indexing.py
+# TensorOps' (and MoreTensorOps') methods and indexing make Tensors and tell them from numbers. tensor_ops.py and indexing.py
 # can't import this module (this module imports them): they get the class here, now that it exists.
-tensor_ops.Tensor = indexing.Tensor = Tensor
+tensor_ops.Tensor = tensor_more_ops.Tensor = indexing.Tensor = Tensor
 
 
 def _add_suffix(text, suffix):

@@ -225,15 +225,6 @@ class TensorOps:
             return ops.Prod.apply(self)
         return ops.ProdDim.apply(self, dim, keepdim)
 
-    def max(self, dim=None, keepdim=False):
-        if dim is None:
-            return ops.Max.apply(self)
-        values, indices = self._data.max(dim, keepdim)
-        return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
-
-    def argmax(self, dim=None, keepdim=False):
-        return Tensor(self._data.argmax(dim, keepdim))
-
     def all(self, dim=None, keepdim=False):
         """Whether every element is nonzero (along ``dim``): a bool tensor, outside any graph."""
         return Tensor(self._data.all() if dim is None else self._data.all(dim, keepdim))
@@ -264,11 +255,6 @@ class TensorOps:
         """``torch.where(condition, self, other)``."""
         return ops.Where.apply((condition,), self, _as_tensor(other, self))
 
-    def unique(self, sorted=True, return_inverse=False, return_counts=False):
-        output, inverse, counts = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
-        extra = (inverse,) * return_inverse + (counts,) * return_counts
-        return (output, *extra) if extra else output
-
     def bmm(self, mat2):
         return ops.Bmm.apply(self, mat2)
 
@@ -293,21 +279,8 @@ class TensorOps:
         return ops.Transpose.apply(self, dim0, dim1)
 
     def transpose_(self, dim0, dim1):
-        """``transpose`` in place: this tensor takes new sizes and strides on the same memory (its
-        storage becomes a transposed view, so that its ``detach()`` and ``.data`` keep theirs, as in
-        torch). An in-place op otherwise (``_inplace``): a version more, recorded as TransposeBackward1
-        after the in-place checks; recorded on a view, that node stays its grad_fn (the memory did not
-        change: nothing to rebuild) and its base keeps its own. An inference tensor is transposed and
-        then, outside inference mode, refused before any of autograd's checks, as torch does for this op."""
-        def storage_op(data, dim0, dim1):
-            self._data = data.transpose(dim0, dim1)
-        if self._is_inference:
-            return self._mutate(storage_op, dim0, dim1)
-        before = self._node
-        self._inplace(ops.TransposeInplace, storage_op, dim0, dim1)
-        if self._view is not None and self._node is not before:  # recorded: the view's grad_fn, up to date
-            self._view.version = self._version_counter.version
-        return self
+        """``transpose`` in place (TransposeBackward1): ``_inplace_view``."""
+        return self._inplace_view(ops.TransposeInplace, "transpose", dim0, dim1)
 
     def view(self, *shape):
         return ops.View.apply(self, _shape_arg(shape))
@@ -510,19 +483,6 @@ _AUTOGRAD_STATE = frozenset((
     "_grad_dtype"))
 """What minigrad keeps in a tensor's attributes (torch in its C++ TensorImpl and AutogradMeta): a deep
 copy makes its own; the other attributes are the user's."""
-
-
-class MaxResult(tuple):
-    """``torch.return_types.max``: a (values, indices) pair with names."""
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"torch.return_types.max(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
 def _storage(value):

@@ -17,16 +17,18 @@ import torch
 from .arithmetic import (  # noqa: F401
     Add, AddScaled, Div, Mul, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub, Sub, SubScaled)
 from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
-from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, mat2_grad  # noqa: F401
+from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, Trace, mat2_grad  # noqa: F401
 from .pointwise import (  # noqa: F401
-    Abs, Clone, Cos, Exp, Log, MaskedFill, Relu, Round, Sigmoid, SigmoidBackward, Sin, Sqrt, Tanh, TanhBackward,
-    ThresholdBackward, ToCopy, Where)
+    Abs, Atan2, Clone, Cos, Exp, Log, MaskedFill, Nextafter, Relu, Round, Sigmoid, SigmoidBackward, Sin, Sqrt, Tanh,
+    TanhBackward, ThresholdBackward, ToCopy, Where)
 from .reductions import (  # noqa: F401
-    Max, MaxDim, Mean, MeanDim, Prod, ProdDim, Sum, SumDim, Unique2, Var, VarMean, _keep_dims, _normalize_dims)
+    Max, MaxDim, Mean, MeanDim, Median, MedianDim, Min, MinDim, Nanmedian, NanmedianDim, Prod, ProdDim, Sum, SumDim,
+    Unique, Unique2, UniqueConsecutive, UniqueDim, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
-    Alias, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl, Repeat,
-    ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims,
-    Stack, T, Transpose, TransposeInplace, Unbind, UnsafeView, Unsqueeze, View, multi_output_views)
+    Alias, AsStridedInplace, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl,
+    Repeat, ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace,
+    SqueezeDims, SqueezeDimsInplace, SqueezeInplace, Stack, T, TInplace, Transpose, TransposeInplace, Unbind, UnsafeChunk,
+    UnsafeSplit, UnsafeSplitWithSizes, UnsafeView, Unsqueeze, UnsqueezeInplace, View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401
 
 aten = torch.ops.aten

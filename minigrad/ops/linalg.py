@@ -1,4 +1,4 @@
-"""Linear algebra: matrix products (mm, mv, dot, bmm) and vector norms."""
+"""Linear algebra: matrix products (mm, mv, dot, bmm), vector norms and trace."""
 import torch
 
 from ..function import Function, constant
@@ -138,3 +138,23 @@ class Bmm(Function):
         a, b = ctx.saved_tensors
         return (Bmm.apply(grad, b.transpose(1, 2)) if b is not None else None,
                 Bmm.apply(a.transpose(1, 2), grad) if a is not None else None)
+
+
+class Trace(Function):
+    """``a.trace()``: the sum of a matrix's diagonal. Only the shape is needed (TraceBackward0 saves
+    self's sizes): the gradient is grad on the diagonal, zeros elsewhere, as torch's trace_backward lays
+    it out, whose positions the installed torch computes here: torch 2.11 also writes past the diagonal
+    of a tall matrix (pytorch issue 171704, fixed by 2.13)."""
+
+    node_name = "TraceBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.trace()
+        ctx.shape = a.shape
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        one = torch.ones((), dtype=grad.dtype, device=grad.device)
+        return grad * constant(torch.ops.aten.trace_backward.default(one, ctx.shape))

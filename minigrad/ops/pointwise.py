@@ -1,6 +1,8 @@
-"""Pointwise ops: exp, log, sin, cos, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill."""
+"""Pointwise ops: exp, log, sin, cos, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill,
+where, atan2 and nextafter."""
 import torch
 
+from .. import releases
 from ..function import Function, constant
 
 
@@ -297,3 +299,53 @@ class Where(Function):
         need_a, need_b = ctx.needs_input_grad[1:]
         return (None, Where.apply((condition,), grad, zero) if need_a else None,
                 Where.apply((condition,), zero, grad) if need_b else None)
+
+
+# --- binary ----------------------------------------------------------------------------------
+
+class Atan2(Function):
+    """``torch.atan2(a, b)``, the angle of the point (b, a): d/da = b / (a² + b²), d/db = -a / (a² + b²),
+    so the node saves both inputs (Atan2Backward0). As torch's atan2_backward, the reciprocal is taken
+    as 0 where a² + b² is 0: the origin gets a zero gradient, not NaN."""
+
+    node_name = "Atan2Backward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.atan2(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        denominator = a * a + b * b
+        recip = MaskedFill.apply(denominator.reciprocal(), denominator._data == 0, 0)
+        return (grad * b * recip if need_a else None, grad * -a * recip if need_b else None)
+
+
+class Nextafter(Function):
+    """``torch.nextafter(a, b)``: the next float after a towards b, recorded as NextafterBackward0. Before
+    2.13 torch has no derivative for it: the node saves nothing, and backward through it fails. From 2.13
+    (``releases.NEXTAFTER_HAS_A_DERIVATIVE``) it saves both inputs: a's gradient is grad, but 0 where a
+    equals b (the output is then b itself: a ``where``, as torch's), and b's is zeros, outside any graph."""
+
+    node_name = "NextafterBackward0"
+    saved_names = ("self", "other") if releases.NEXTAFTER_HAS_A_DERIVATIVE else ()
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if releases.NEXTAFTER_HAS_A_DERIVATIVE:
+            ctx.save_for_backward(a, b)
+        return torch.nextafter(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if not releases.NEXTAFTER_HAS_A_DERIVATIVE:
+            raise NotImplementedError("the derivative for 'nextafter' is not implemented.")
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        zero = constant(grad._data.new_zeros(()))
+        return (Where.apply((constant(a._data == b._data),), zero, grad) if need_a else None,
+                constant(torch.zeros_like(grad._data)) if need_b else None)

@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, var (and var_mean), prod and max (whole tensor or along dims), and unique."""
+"""Reductions: sum, mean, var (and var_mean), prod, max, min, median and nanmedian (whole tensor or along dims),
+and the unique ops."""
 import math
 
 import torch
@@ -239,8 +240,46 @@ class Max(Function):
         return constant(mask) * (grad / constant(mask.sum()))
 
 
+class Min(Max):
+    """``tensor.min()``: as max, the gradient shared evenly between the elements equal to the min."""
+
+    node_name = "MinBackward1"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.min()
+        ctx.save_for_backward(a, result)
+        return result
+
+
+class Median(Max):
+    """``tensor.median()``, the lower of the two middle values: torch spreads its gradient evenly over the
+    elements equal to it too (evenly_distribute_backward; NaN, where the median is NaN)."""
+
+    node_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.median()
+        ctx.save_for_backward(a, result)
+        return result
+
+
+class Nanmedian(Max):
+    """``tensor.nanmedian()``, the median of the elements that are not NaN: its gradient as median's."""
+
+    node_name = "NanmedianBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.nanmedian()
+        ctx.save_for_backward(a, result)
+        return result
+
+
 class MaxDim(Function):
-    """``tensor.max(dim)``; the values and indices come from the caller's single torch.max call."""
+    """``tensor.max(dim)``; the values and indices come from the caller's single torch.max call. min, median
+    and nanmedian along a dim are the same node under their names (torch's value_selecting_reduction_backward)."""
 
     node_name = "MaxBackward0"
     saved_names = ("indices",)
@@ -259,21 +298,89 @@ class MaxDim(Function):
         return _keep_dims(grad, (ctx.dim,), ctx.keepdim) * constant(mask), None, None, None, None
 
 
+class MinDim(MaxDim):
+    """``tensor.min(dim)``: as max(dim), the gradient goes to the index chosen (MinBackward0)."""
+
+    node_name = "MinBackward0"
+
+
+class MedianDim(MaxDim):
+    """``tensor.median(dim)``: the gradient goes to the index of each median (MedianBackward1)."""
+
+    node_name = "MedianBackward1"
+
+
+class NanmedianDim(MaxDim):
+    """``tensor.nanmedian(dim)``: as median(dim) (NanmedianBackward1)."""
+
+    node_name = "NanmedianBackward1"
+
+
 # --- unique ----------------------------------------------------------------------------------
 
+def _unique_outputs(ctx, outputs):
+    """The unique values, then the integer outputs (inverse indices, counts): those out of the graph."""
+    values, *integers = outputs
+    integers = [constant(t) for t in integers]
+    ctx.mark_non_differentiable(*integers)
+    return (values, *integers)
+
+
 class Unique2(Function):
-    """``torch.unique``: torch records a node for it but has no derivative, so backward through it
-    fails (the inverse indices and counts are not differentiable at all)."""
+    """``torch.unique`` without a dim: torch records a node for it but has no derivative, so backward
+    through it fails. So do the other unique ops below, each under its own name: their values require
+    grad, the inverse indices and counts are not differentiable at all."""
 
     node_name = "Unique2Backward0"
 
     @staticmethod
     def forward(ctx, a, sorted, return_inverse, return_counts):
-        output, inverse, counts = torch._unique2(a._data, sorted, return_inverse, return_counts)
-        inverse, counts = constant(inverse), constant(counts)
-        ctx.mark_non_differentiable(inverse, counts)
-        return output, inverse, counts
+        return _unique_outputs(ctx, torch._unique2(a._data, sorted, return_inverse, return_counts))
 
     @staticmethod
-    def backward(ctx, grad, grad_inverse, grad_counts):
+    def backward(ctx, *grads):
         raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+
+
+class Unique(Function):
+    """``torch._unique``: the values and the inverse indices (empty unless asked for)."""
+
+    node_name = "UniqueBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sorted, return_inverse):
+        return _unique_outputs(ctx, torch._unique(a._data, sorted, return_inverse))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("the derivative for '_unique' is not implemented.")
+
+
+class UniqueDim(Function):
+    """``torch.unique(..., dim=d)``: the unique slices along d."""
+
+    node_name = "UniqueDimBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, sorted, return_inverse, return_counts):
+        return _unique_outputs(ctx, torch._VF.unique_dim(a._data, dim, sorted, return_inverse, return_counts))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("the derivative for 'unique_dim' is not implemented.")
+
+
+class UniqueConsecutive(Function):
+    """``torch.unique_consecutive``: one of each run of equal elements (or slices along a dim)."""
+
+    node_name = "UniqueConsecutiveBackward0"
+
+    @staticmethod
+    def forward(ctx, a, return_inverse, return_counts, dim):
+        outputs = torch._VF.unique_consecutive(a._data, return_inverse=return_inverse, return_counts=return_counts,
+                                               dim=dim)
+        return _unique_outputs(ctx, outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")

@@ -1,9 +1,10 @@
 """Shape ops: views (t, transpose, view, squeeze, unsqueeze, expand, select, slice, diagonal; unbind and
-chunk and split, several at once), reshapes, copies that join tensors (stack, cat), and indexing with
-index tensors and masks (index, index_put), which copies."""
+chunk and split, several at once), their in-place forms (t_, transpose_, squeeze_, unsqueeze_, as_strided_),
+the unsafe splits (pieces that are not views for autograd), reshapes, copies that join tensors (stack, cat),
+and indexing with index tensors and masks (index, index_put), which copies."""
 import torch
 
-from .. import broadcast
+from .. import broadcast, views
 from ..function import Function, constant
 
 
@@ -113,10 +114,53 @@ class Unsqueeze(Function):
         return grad.squeeze(ctx.dim), None
 
 
+# --- the in-place view ops: the tensor itself takes the new sizes and strides (``Tensor._inplace_view``),
+# as its history's next step (``Tensor._record_inplace``), so the result is no new view.
+
 class SqueezeDimInplace(SqueezeDim):
-    """The squeeze_(dim) matmul applies to its result for a vector on the left."""
+    """``squeeze_(dim)``; also what matmul applies to its result for a vector on the left, which torch
+    squeezes in place (a result that is no view)."""
 
     node_name = "SqueezeBackward4"
+    is_view = False
+
+
+class SqueezeInplace(Squeeze):
+    node_name = "SqueezeBackward3"
+    is_view = False
+
+
+class SqueezeDimsInplace(SqueezeDims):
+    node_name = "SqueezeBackward5"
+    is_view = False
+
+
+class UnsqueezeInplace(Unsqueeze):
+    node_name = "UnsqueezeBackward1"
+    is_view = False
+
+
+class TInplace(T):
+    node_name = "TBackward1"
+    is_view = False
+
+
+class AsStridedInplace(Function):
+    """``as_strided_(size, stride, storage_offset)``: sizes and strides on the tensor's memory. Its
+    gradient is grad put where the result lies in the input's layout (torch's as_strided_backward), so
+    the node keeps both layouts (AsStridedBackward1)."""
+
+    node_name = "AsStridedBackward1"
+
+    @staticmethod
+    def forward(ctx, a, size, stride, storage_offset):
+        result = a._data.as_strided(size, stride, storage_offset)
+        ctx.geometries = [(tuple(t.shape), t.stride(), t.storage_offset()) for t in (a._data, result)]
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        return views.AsStridedScatter.apply(grad, *ctx.geometries), None, None, None
 
 
 class Alias(Function):
@@ -390,6 +434,28 @@ class Chunk(Split):
             raise NotImplementedError("minigrad's chunk takes a dim of size 1 or more")
         ctx.dim = dim
         return outputs
+
+
+class UnsafeSplit(Split):
+    """``a.unsafe_split(split_size, dim)``: split's pieces, on a's memory, but not views for autograd
+    (torch's unsafe_split): each has a version counter of its own and may be edited in place, the
+    caller promising no edit meets a saved tensor. Backward as split's."""
+
+    node_name = "UnsafeSplitBackward0"
+    is_view = False
+
+
+class UnsafeSplitWithSizes(UnsafeSplit):
+    """``a.unsafe_split_with_sizes(sizes, dim)``: pieces of the sizes listed, as unsafe_split's."""
+
+    node_name = "UnsafeSplitWithSizesBackward0"
+
+
+class UnsafeChunk(UnsafeSplit):
+    """``a.unsafe_chunk(n, dim)``, which torch computes as ``unsafe_split``: its node is UnsafeSplitBackward0."""
+
+    node_name = "UnsafeSplitBackward0"
+    forward = Chunk.forward
 
 
 class Stack(Function):

@@ -117,6 +117,17 @@ REVIEWED = {
                                                 "that tensor's sizes, as torch lets any code change them",
     "minigrad.tensor_ops.TensorOps.resize_": "the same: that tensor's sizes",
     "minigrad.tensor_ops.TensorOps.resize_as_": "the same: that tensor's sizes",
+    "minigrad.tensor_more_ops.MoreTensorOps.*": "torch's tensor ops bound to a tensor: a new tensor (values and "
+                                                "indices, integers, bools), recorded as torch records it",
+    "minigrad.tensor_more_ops.MoreTensorOps.t_": "as transpose_: that tensor's sizes and strides on its own memory",
+    "minigrad.tensor_more_ops.MoreTensorOps.squeeze_": "the same",
+    "minigrad.tensor_more_ops.MoreTensorOps.unsqueeze_": "the same",
+    "minigrad.tensor_more_ops.MoreTensorOps.swapdims_": "the same (swapaxes_ is its other name)",
+    "minigrad.tensor_more_ops.MoreTensorOps.as_strided_": "the same: sizes, strides and offset within that tensor's "
+                                                          "memory, whose bounds torch checks",
+    "minigrad.tensor_more_ops.isin": "torch.isin on the values given: a new bool tensor; " + PURE,
+    "minigrad.tensor_more_ops.searchsorted": "torch.searchsorted on the values given: a new integer tensor; " + PURE,
+    "minigrad.tensor_more_ops.bucketize": "torch.bucketize on the values given: a new integer tensor; " + PURE,
     "minigrad.function.*Backward*": "a node: called, runs its own backward on the gradients given, as the engine does",
     "minigrad.function.Node._sequence_nr": "CALLS, torch's node._sequence_nr(): reads the node's number",
     "minigrad.function.BackwardFunction._release_saved": "exercise 3's calls (its engine frees each node it ran): "

@@ -8,6 +8,7 @@ itself, ``UPSTREAM_LIBRARY=torch``), with torch.testing's default tolerances for
 import contextlib
 import functools
 import gc
+import inspect
 import itertools
 import numbers
 import unittest
@@ -197,7 +198,8 @@ def _devices(device_type):
 
 def instantiate_device_type_tests(generic, scope):
     """``GenericCPU`` (and ``GenericCUDA`` where CUDA is) in ``scope``, in place of ``Generic``: each
-    test ``test_x(self, device[, dtype])`` becomes ``test_x_cpu[_float32]``, as torch names them."""
+    test ``test_x(self, device[, dtype])`` (or ``test_x(self)``, which torch runs on each device all the
+    same) becomes ``test_x_cpu[_float32]``, as torch names them."""
     del scope[generic.__name__]
     helpers = {k: v for k, v in vars(generic).items() if not k.startswith("test") and not k.startswith("__")}
     for device_type in ["cpu"] + (["cuda"] if TEST_CUDA else []):
@@ -215,6 +217,7 @@ def instantiate_device_type_tests(generic, scope):
 def _device_test(fn, device_type, dtype):
     only, count = getattr(fn, "_only", None), getattr(fn, "_device_count", None)
     devices = _devices(device_type)
+    takes_device = len(inspect.signature(fn).parameters) > 1
 
     @functools.wraps(fn)
     def test(self):
@@ -222,6 +225,8 @@ def _device_test(fn, device_type, dtype):
             raise unittest.SkipTest(f"only for {only}")
         if count is not None and len(devices) < count:
             raise unittest.SkipTest(f"fewer than {count} {device_type} devices")
+        if not takes_device:  # a test of a device-type class that ignores its device
+            return fn(self)
         where = devices if count is not None else device_type
         return fn(self, where) if dtype is None else fn(self, where, dtype)
     del test.__wrapped__

@@ -1,0 +1,218 @@
+"""More of Tensor's op methods, beside ``tensor_ops.py`` (which holds the arithmetic, pointwise, shape and
+indexing ones, and is at its size limit): the value-selecting reductions (max, min, median, nanmedian,
+whole or along a dim with their (values, indices)), ops whose outputs are integers or bools and have no
+gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, bucketize), the unique ops
+(whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
+the unsafe splits, and the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
+work too). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+import types
+
+import torch
+
+from . import ops
+
+Tensor = None
+"""``minigrad.tensor.Tensor``, which inherits MoreTensorOps: bound by minigrad.tensor once the class
+exists, as for tensor_ops."""
+
+
+class MoreTensorOps:
+    """The methods of Tensor defined here; Tensor inherits them."""
+
+    def max(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Max.apply(self)
+        values, indices = self._data.max(dim, keepdim)
+        return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
+
+    def min(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Min.apply(self)
+        values, indices = self._data.min(dim, keepdim)
+        return MinResult(ops.MinDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
+
+    def median(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Median.apply(self)
+        values, indices = self._data.median(dim, keepdim)
+        return MedianResult(ops.MedianDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
+
+    def nanmedian(self, dim=None, keepdim=False):
+        if dim is None:
+            return ops.Nanmedian.apply(self)
+        values, indices = self._data.nanmedian(dim, keepdim)
+        return NanmedianResult(ops.NanmedianDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
+
+    def argmax(self, dim=None, keepdim=False):
+        return Tensor(self._data.argmax(dim, keepdim))
+
+    def argmin(self, dim=None, keepdim=False):
+        return Tensor(self._data.argmin(dim, keepdim))
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        return Tensor(self._data.argsort(dim=dim, descending=descending, stable=stable))
+
+    def count_nonzero(self, dim=None):
+        return Tensor(self._data.count_nonzero(dim))
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """As torch.unique: ``_unique2``, or ``unique_dim`` along a dim; the values, then the inverse
+        indices and the counts that were asked for."""
+        if dim is None:
+            outputs = ops.Unique2.apply(self, sorted, return_inverse, return_counts)
+        else:
+            outputs = ops.UniqueDim.apply(self, dim, sorted, return_inverse, return_counts)
+        return _asked_for(outputs, return_inverse, return_counts)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        outputs = ops.UniqueConsecutive.apply(self, return_inverse, return_counts, dim)
+        return _asked_for(outputs, return_inverse, return_counts)
+
+    def signbit(self):
+        """Whether each element's sign bit is set: a bool tensor, outside any graph."""
+        return Tensor(self._data.signbit())
+
+    def atan2(self, other):
+        _other_tensor("atan2", other, 1)
+        return ops.Atan2.apply(self, other)
+
+    def nextafter(self, other):
+        _other_tensor("nextafter", other, 1)
+        return ops.Nextafter.apply(self, other)
+
+    def trace(self):
+        return ops.Trace.apply(self)
+
+    def _inplace_view(self, op, method, *args):
+        """An in-place view op (``transpose_``, ``t_``, ``squeeze_``, ...): this tensor takes new sizes and
+        strides on the same memory (its storage becomes the storage's ``method`` view, so that its
+        ``detach()`` and ``.data`` keep theirs, as in torch). An in-place op otherwise (``_inplace``): a
+        version more, recorded as ``op``'s node after the in-place checks; recorded on a view, that node
+        stays its grad_fn (the memory did not change: nothing to rebuild) and its base keeps its own. An
+        inference tensor is changed and then, outside inference mode, refused before any of autograd's
+        checks, as torch does for these ops."""
+        def storage_op(data, *args):
+            self._data = getattr(data, method)(*args)
+        if self._is_inference:
+            return self._mutate(storage_op, *args)
+        before = self._node
+        self._inplace(op, storage_op, *args)
+        if self._view is not None and self._node is not before:  # recorded: the view's grad_fn, up to date
+            self._view.version = self._version_counter.version
+        return self
+
+    def t_(self):
+        if self.dim() > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return self._inplace_view(ops.TInplace, "t")
+
+    def squeeze_(self, dim=None):
+        if dim is None:
+            return self._inplace_view(ops.SqueezeInplace, "squeeze")
+        if isinstance(dim, int):
+            return self._inplace_view(ops.SqueezeDimInplace, "squeeze", dim)
+        return self._inplace_view(ops.SqueezeDimsInplace, "squeeze", tuple(dim))
+
+    def unsqueeze_(self, dim):
+        return self._inplace_view(ops.UnsqueezeInplace, "unsqueeze", dim)
+
+    def swapdims_(self, dim0, dim1):
+        """``transpose_``, as torch computes it (TransposeBackward1); ``swapaxes_`` is its other name."""
+        return self.transpose_(dim0, dim1)
+
+    swapaxes_ = swapdims_
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return self._inplace_view(ops.AsStridedInplace, "as_strided", tuple(size), tuple(stride), storage_offset)
+
+    def unsafe_split(self, split_size, dim=0):
+        return ops.UnsafeSplit.apply(self, split_size, dim)
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        return ops.UnsafeSplitWithSizes.apply(self, tuple(split_sizes), dim)
+
+    def unsafe_chunk(self, chunks, dim=0):
+        return ops.UnsafeChunk.apply(self, chunks, dim)
+
+
+def _asked_for(outputs, return_inverse, return_counts):
+    """torch.unique's result: the values alone, or a tuple with the inverse and the counts asked for."""
+    values, inverse, counts = outputs
+    extra = (inverse,) * return_inverse + (counts,) * return_counts
+    return (values, *extra) if extra else values
+
+
+def _other_tensor(name, other, position):
+    """torch's TypeError for an ``other`` that is not a tensor (position 1 for the method, 2 for the function)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(other).__name__}")
+
+
+def _storage(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """``torch.isin``: whether each element is among test_elements (either may be a number): a bool
+    tensor, outside any graph."""
+    return Tensor(torch.isin(_storage(elements), _storage(test_elements), assume_unique=assume_unique, invert=invert))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """``torch.searchsorted``: where each value would go in the sorted sequence: integers, outside any graph."""
+    return Tensor(torch.searchsorted(_storage(sorted_sequence), _storage(input), out_int32=out_int32, right=right,
+                                     side=side, sorter=_storage(sorter)))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """``torch.bucketize``: the bucket of each value: integers, outside any graph."""
+    return Tensor(torch.bucketize(_storage(input), _storage(boundaries), out_int32=out_int32, right=right))
+
+
+def _unique(input, sorted=True, return_inverse=False):
+    """``torch._unique``: the values and the inverse indices (empty unless asked for), UniqueBackward0."""
+    return ops.Unique.apply(input, sorted, return_inverse)
+
+
+def _unique2(input, sorted=True, return_inverse=False, return_counts=False):
+    """``torch._unique2``: the values, inverse indices and counts (empty unless asked for), Unique2Backward0."""
+    return ops.Unique2.apply(input, sorted, return_inverse, return_counts)
+
+
+def _unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False):
+    return ops.UniqueDim.apply(input, dim, sorted, return_inverse, return_counts)
+
+
+_VF = types.SimpleNamespace(unique_dim=_unique_dim)
+"""``torch._VF``, where torch keeps the ops its Python functions wrap: the one upstream's tests call."""
+
+
+class _ValuesIndices(tuple):
+    """``torch.return_types.<name>``: a (values, indices) pair with names."""
+
+    name = None
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"torch.return_types.{self.name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+class MaxResult(_ValuesIndices):
+    name = "max"
+
+
+class MinResult(_ValuesIndices):
+    name = "min"
+
+
+class MedianResult(_ValuesIndices):
+    name = "median"
+
+
+class NanmedianResult(_ValuesIndices):
+    name = "nanmedian"
