@@ -46,3 +46,7 @@ CHECKPOINT_SAVES_A_PLACEHOLDER = RELEASE < (2, 12)
 
 CHECKPOINT_TIP_NAMES_COMPILE = RELEASE >= (2, 12)
 """The tip that ends checkpoint's errors goes on about torch.compile's dynamic shapes."""
+
+AUTOCAST_DECORATES_ONLY_CALLABLES = RELEASE >= (2, 13)
+"""``autocast(...)(f)`` refuses an ``f`` that is not callable (TypeError); 2.11 wraps anything (checked on
+2.11 and 2.13 only)."""

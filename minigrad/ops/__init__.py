@@ -24,7 +24,7 @@ from .pointwise import (  # noqa: F401
 from .reductions import (  # noqa: F401
     Max, MaxDim, Mean, MeanDim, Prod, ProdDim, Sum, SumDim, Unique2, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
-    Alias, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl, Repeat,
+    Alias, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl, Permute, Repeat,
     ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace, SqueezeDims,
     Stack, T, Transpose, TransposeInplace, Unbind, UnsafeView, Unsqueeze, View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401
