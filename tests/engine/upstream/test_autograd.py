@@ -25,11 +25,12 @@ autograd.grad's and backward's inputs and roots, gradcheck's deprecated ``get_nu
 ``debug``, ``context_fn`` (selective checkpointing, or any of torch's dispatch modes, which see the aten ops
 minigrad's kernels run) and ``GraphExecGroup``, ``out=`` of the unary pointwise ops (``torch.sin(x, out=t)``),
 ``torch.autograd.Variable(t)`` (a Tensor, as in torch), the legacy tensor types (``torch.FloatTensor``,
-``Tensor.type``) and ``Tensor.grad_dtype``. 325 tests are in it and restated below, each under its upstream
+``Tensor.type``), ``Tensor.grad_dtype``, ``autocast`` (with checkpoint recomputing under the forward's autocast)
+and ``Tensor.T``. 329 tests are in it and restated below, each under its upstream
 name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats are left out:
 not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
 ``t.detach().requires_grad_()`` in the tests ported before minigrad had Variable; two slow tests run 200 of
-their 2000 checkpointed inputs). The other 192 are not ported: ``not_ported.py`` names each with its reason
+their 2000 checkpointed inputs). The other 188 are not ported: ``not_ported.py`` names each with its reason
 (forward-mode AD, sparse, complex and nested tensors, the profiler, ops outside minigrad's list such as
 gather or cumprod, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
