@@ -60,6 +60,8 @@ OPS = {
     "sum-of-bf16": (lambda lib, a: (a @ a).sum(), [(3, 3)]),
     "module": (lambda lib, x: lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))(x),
                [(5, 3)]),
+    "attention": (lambda lib, x: lib.nn.MultiheadAttention(4, 2)(x, x, x)[0], [(3, 1, 4)]),
+    "layer_norm-of-bf16": (lambda lib, a: lib.nn.functional.layer_norm(a @ a, (3,)), [(3, 3)]),
 }
 
 
