@@ -7,10 +7,11 @@ import numbers
 
 import torch as _torch
 
-from . import autograd, cuda, legacy_types, nn, ops, optim, utils
+from . import autocast_mode, autograd, cuda, grad_mode, legacy_types, nn, ops, optim, utils
 from .utils import checkpoint as _checkpoint  # torch.utils.checkpoint is there after `import torch`
 from .creation import (arange, empty, eye, full, linspace, manual_seed, ones, ones_like, rand, rand_like, randint,
                        randn, randn_like, randperm, tensor, zeros, zeros_like)
+from .autocast_mode import autocast, get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
@@ -92,14 +93,20 @@ globals().update((name, _with_out(name)) for name in """
 
 def stack(tensors, dim=0):
     """``torch.stack(tensors, dim)``: a copy, StackBackward0."""
-    return ops.Stack.apply(dim, *_sequence(tensors))
+    tensors = _sequence(tensors)
+    if grad_mode._state.autocast_enabled:
+        tensors = autocast_mode.cast("stack", *tensors)
+    return ops.Stack.apply(dim, *tensors)
 
 
 def cat(tensors, dim=0):
     """``torch.cat(tensors, dim)``: a copy, CatBackward0."""
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return ops.Cat.apply(dim, *_sequence(tensors))
+    tensors = _sequence(tensors)
+    if grad_mode._state.autocast_enabled:
+        tensors = autocast_mode.cast("cat", *tensors)
+    return ops.Cat.apply(dim, *tensors)
 
 
 def _sequence(tensors):

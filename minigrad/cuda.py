@@ -8,6 +8,10 @@ def is_available():
     return torch.cuda.is_available()
 
 
+def is_bf16_supported(including_emulation=True):
+    return torch.cuda.is_bf16_supported(including_emulation)
+
+
 def device_count():
     return torch.cuda.device_count()
 

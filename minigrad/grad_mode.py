@@ -1,5 +1,5 @@
-"""Autograd's switches: grad modes (whether ops record the backward graph) and the saved-tensor
-hooks in force, thread-local as in torch; anomaly detection, global as in torch."""
+"""Autograd's switches: grad modes (whether ops record the backward graph), the saved-tensor
+hooks and autocast's state in force, thread-local as in torch; anomaly detection, global as in torch."""
 import functools
 import inspect
 import sys
@@ -27,6 +27,13 @@ class _State(threading.local):
     """The node whose backward runs under anomaly mode: nodes made meanwhile record it as their parent."""
     multithreading_enabled = True
     """``autograd.set_multithreading_enabled``: only remembered (see there)."""
+    autocast_enabled = frozenset()
+    """The device types autocast is on for (``minigrad.autocast_mode``): empty, the ops of its lists
+    cast nothing, at the cost of this one test."""
+    autocast_dtypes = {}
+    """Each device type's autocast dtype, as the last block set it (replaced, never changed in place)."""
+    autocast_cache_enabled = True
+    autocast_nesting = 0
 
 
 _state = _State()

@@ -51,3 +51,7 @@ NEXTAFTER_HAS_A_DERIVATIVE = RELEASE >= (2, 13)
 """nextafter's gradient is grad for its input (0 where it equals the other) and zeros for the other;
 before, backward through it raises "the derivative for 'nextafter' is not implemented." (checked on
 2.11 and 2.13 only)."""
+
+AUTOCAST_DECORATES_ONLY_CALLABLES = RELEASE >= (2, 13)
+"""``autocast(...)(f)`` refuses an ``f`` that is not callable (TypeError); 2.11 wraps anything (checked on
+2.11 and 2.13 only)."""

@@ -6,7 +6,7 @@ import warnings
 
 import torch
 
-from . import grad_dtypes, grad_mode, indexing, ops
+from . import autocast_mode, grad_dtypes, grad_mode, indexing, ops
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -120,10 +120,16 @@ class TensorOps:
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
+            if grad_mode._state.autocast_enabled:
+                self, exponent = autocast_mode.cast("pow", self, exponent)
             return ops.PowTensor.apply(self, exponent)
+        if grad_mode._state.autocast_enabled:
+            self, = autocast_mode.cast("pow", self)
         return ops.Pow.apply(self, exponent)
 
     def __rpow__(self, base):
+        if grad_mode._state.autocast_enabled:
+            self, = autocast_mode.cast("pow", self)
         return ops.PowScalarBase.apply(base, self)
 
     def __neg__(self):
@@ -162,9 +168,13 @@ class TensorOps:
         return Tensor(self._data >= _storage(other))
 
     def exp(self):
+        if grad_mode._state.autocast_enabled:
+            self, = autocast_mode.cast("exp", self)
         return ops.Exp.apply(self)
 
     def log(self):
+        if grad_mode._state.autocast_enabled:
+            self, = autocast_mode.cast("log", self)
         return ops.Log.apply(self)
 
     def sin(self):
@@ -199,6 +209,8 @@ class TensorOps:
         return ops.Abs.apply(self)
 
     def reciprocal(self):
+        if grad_mode._state.autocast_enabled:
+            self, = autocast_mode.cast("reciprocal", self)
         return ops.Reciprocal.apply(self)
 
     def clone(self):
@@ -221,6 +233,8 @@ class TensorOps:
         return ops.Var.apply(self, dim, correction, keepdim)
 
     def prod(self, dim=None, keepdim=False):
+        if grad_mode._state.autocast_enabled:
+            self, = autocast_mode.cast("prod", self)
         if dim is None:
             return ops.Prod.apply(self)
         return ops.ProdDim.apply(self, dim, keepdim)
@@ -256,24 +270,40 @@ class TensorOps:
         return ops.Where.apply((condition,), self, _as_tensor(other, self))
 
     def bmm(self, mat2):
+        if grad_mode._state.autocast_enabled:
+            self, mat2 = autocast_mode.cast("bmm", self, mat2)
         return ops.Bmm.apply(self, mat2)
 
     def matmul(self, other):
         return matmul(self, other)
 
     def mm(self, other):
+        if grad_mode._state.autocast_enabled:
+            self, other = autocast_mode.cast("mm", self, other)
         return ops.Mm.apply(self, other)
 
     def mv(self, vec):
+        if grad_mode._state.autocast_enabled:
+            self, vec = autocast_mode.cast("mv", self, vec)
         return ops.Mv.apply(self, vec)
 
     def dot(self, other):
+        if grad_mode._state.autocast_enabled:
+            self, other = autocast_mode.cast("dot", self, other)
         return ops.Dot.apply(self, other)
 
     def t(self):
         if self.dim() > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
         return ops.T.apply(self)
+
+    @property
+    def T(self):
+        """The dims reversed (PermuteBackward0, also for a matrix). On other than 2 dims, torch's own
+        deprecation warning (torch warns it once)."""
+        if self.dim() != 2:
+            self._data.T  # noqa: B018 - torch's warning, from torch
+        return ops.Permute.apply(self, tuple(range(self.dim() - 1, -1, -1)))
 
     def transpose(self, dim0, dim1):
         return ops.Transpose.apply(self, dim0, dim1)
@@ -506,6 +536,8 @@ def _shape_arg(shape):
 def matmul(a, b):
     """torch.matmul with torch's nodes: dot, mv, mm, mm between unsqueeze and squeeze_ for a vector
     on the left, and for a batch on the left of a matrix, mm on the batch folded into rows."""
+    if grad_mode._state.autocast_enabled:
+        a, b = autocast_mode.cast("matmul", a, b)
     if a.dim() == 0 or b.dim() == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.dim()}D and {b.dim()}D")
     if a.dim() == 2 and b.dim() == 2:

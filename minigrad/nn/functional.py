@@ -2,6 +2,7 @@
 import torch
 
 from . import functional_ops as ops
+from .. import autocast_mode, grad_mode
 from ..function import constant
 from ..tensor import Tensor, matmul
 
@@ -9,6 +10,8 @@ from ..tensor import Tensor, matmul
 def linear(input, weight, bias=None):
     """torch's choice of kernels: addmm for a matrix; other contiguous input viewed as rows, addmm,
     viewed back; anything else matmul, then the bias added in place (AddBackward0 on top)."""
+    if grad_mode._state.autocast_enabled:
+        input, weight, bias = autocast_mode.cast("linear", input, weight, bias)
     if bias is not None and input.dim() == 2:
         return ops.Addmm.apply(bias, input, weight.t())
     if bias is not None and bias.dim() == 1 and input.is_contiguous():
@@ -19,6 +22,8 @@ def linear(input, weight, bias=None):
 
 
 def mse_loss(input, target, reduction="mean"):
+    if grad_mode._state.autocast_enabled:
+        input, target = autocast_mode.cast("mse_loss", input, target)
     return ops.MseLoss.apply(input, target, reduction)
 
 
@@ -32,6 +37,8 @@ def l1_loss(input, target, reduction="mean"):
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Class-index targets, for a batch of rows of log-probabilities (or one row)."""
+    if grad_mode._state.autocast_enabled:
+        input, weight = autocast_mode.cast("nll_loss", input, weight)
     if input.dim() > 2:
         raise NotImplementedError("minigrad's nll_loss takes 1-D or 2-D input (classes along the last dim)")
     return ops.NllLoss.apply(input, target._data, _storage(weight), reduction, ignore_index)
@@ -41,6 +48,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     """torch's graph: NllLossBackward0 on LogSoftmaxBackward0 over the class dim."""
     if target.is_floating_point():
         raise NotImplementedError("minigrad's cross_entropy takes class indices as targets, not probabilities")
+    if grad_mode._state.autocast_enabled:
+        input, weight = autocast_mode.cast("cross_entropy_loss", input, weight)
     return nll_loss(log_softmax(input, 0 if input.dim() == 1 else 1), target, weight, ignore_index, reduction)
 
 
@@ -94,6 +103,8 @@ def embedding(input, weight, padding_idx=None):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if grad_mode._state.autocast_enabled:
+        input, weight, bias = autocast_mode.cast("layer_norm", input, weight, bias)
     return ops.NativeLayerNorm.apply(input, tuple(normalized_shape), ops.undefined() if weight is None else weight,
                                      ops.undefined() if bias is None else bias, eps)
 

@@ -26,7 +26,7 @@ from .reductions import (  # noqa: F401
     Unique, Unique2, UniqueConsecutive, UniqueDim, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
     Alias, AsStridedInplace, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl,
-    Repeat, ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace,
+    Permute, Repeat, ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace,
     SqueezeDims, SqueezeDimsInplace, SqueezeInplace, Stack, T, TInplace, Transpose, TransposeInplace, Unbind, UnsafeChunk,
     UnsafeSplit, UnsafeSplitWithSizes, UnsafeView, Unsqueeze, UnsqueezeInplace, View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401

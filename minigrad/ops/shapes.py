@@ -23,6 +23,23 @@ class T(Function):
         return grad.t()
 
 
+class Permute(Function):
+    """The dims in a new order (``x.T``: reversed), a view; backward puts them back."""
+
+    node_name = "PermuteBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return a._data.permute(dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = sorted(range(len(ctx.dims)), key=ctx.dims.__getitem__)
+        return Permute.apply(grad, tuple(inverse)), None
+
+
 class Transpose(Function):
     node_name = "TransposeBackward0"
     is_view = True
@@ -288,6 +305,7 @@ def _saved_attributes(function, **getters):
         setattr(function._backward_cls, f"_saved_{name}", property(getter))
 
 
+_saved_attributes(Permute, dims=lambda node: node.dims)
 _saved_attributes(Index, indices=lambda node: node.saved_tensors, self_sym_sizes=lambda node: tuple(node.shape))
 for _function in (IndexPut, IndexPutImpl):
     _saved_attributes(_function, indices=lambda node: node.saved_tensors, accumulate=lambda node: node.accumulate)

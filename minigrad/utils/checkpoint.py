@@ -10,7 +10,8 @@ stops as soon as every holder is filled.
 
 The old form, ``use_reentrant=True`` (torch's default when the argument is left out), is a custom
 Function instead: ``CheckpointFunction``, whose backward runs the whole body again and a backward
-inside it. ``checkpoint_sequential`` checkpoints a sequence of modules segment by segment.
+inside it. ``checkpoint_sequential`` checkpoints a sequence of modules segment by segment. Both forms
+run the body again under the autocast state of its forward (``autocast_mode.preserved``), as torch's.
 
 Torch's options of the non-reentrant form, and its errors about what a recomputation saves, are in
 ``minigrad/utils/checkpoint_options.py``. ``context_fn`` gives two context managers, for the forward
@@ -27,7 +28,7 @@ import torch
 from torch.utils.checkpoint import (  # noqa: F401 - minigrad's, as torch's: see above
     CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts)
 
-from .. import grad_mode, releases
+from .. import autocast_mode, grad_mode, releases
 from ..autograd.api import backward
 from ..autograd.graph import saved_tensors_hooks
 from ..function import Function, PackedTensor, SavedTensor, save
@@ -150,15 +151,15 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-        return CheckpointFunction.apply(function, preserve_rng_state, *args)
+        return CheckpointFunction.apply(autocast_mode.preserved(function), preserve_rng_state, *args)
     debug = debug if checkpoint_options._debug is None else checkpoint_options._debug
     if debug and context_fn is not noop_context_fn:
         raise ValueError("debug=True is incompatible with non-default context_fn")
     if determinism_check not in _METADATA:
         raise ValueError(f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}")
     early_stop = early_stop if checkpoint_options._early_stop is None else checkpoint_options._early_stop
-    function = _CheckedBody(function, early_stop,
-                            _METADATA[determinism_check], debug, context_fn())
+    function = autocast_mode.preserved(_CheckedBody(function, early_stop,
+                                                    _METADATA[determinism_check], debug, context_fn()))
     if releases.CHECKPOINT_SAVES_A_PLACEHOLDER:  # an empty tensor saved (and unpacked) before the inputs
         def body(placeholder, *inputs, **keywords):
             return function(*inputs, **keywords)

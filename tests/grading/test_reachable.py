@@ -68,6 +68,11 @@ REVIEWED = {
     "minigrad.grad_mode.no_grad": "a grad mode (context manager): sets minigrad's own switch to a fixed value",
     "minigrad.grad_mode.inference_mode": "a grad mode (context manager): sets minigrad's own switches to fixed values",
     "minigrad.grad_mode.set_grad_enabled": "a grad mode: sets minigrad's own switch to the bool it is given",
+    "minigrad.autocast_mode.autocast": "autocast (context manager, decorator): sets minigrad's own autocast switches "
+                                       "to the device type and dtype it is given, put back at exit; as a decorator "
+                                       "calls only the function it is given",
+    "minigrad.autocast_mode.is_autocast_*": "reads autocast's switches",
+    "minigrad.autocast_mode.get_autocast_dtype": "reads autocast's dtype (torch's default where none is set)",
     "minigrad.grad_mode._Mode": "exercise 5: the grad modes' base, whose parts the learner writes",
     "minigrad.function.Function": "the base of the learner's Functions: its apply makes the ctx, a new node",
     "minigrad.function.Function.apply": "classmethod: runs forward on a ctx it makes for that class",

@@ -172,6 +172,11 @@ def dtypes(*types):
     return decorate
 
 
+def floating_types_and(*dtypes):
+    """torch's floating dtypes (float32, float64) and ``dtypes``."""
+    return (_storage_lib.float32, _storage_lib.float64, *dtypes)
+
+
 def onlyCUDA(fn):
     fn._only = "cuda"
     return fn

@@ -28,11 +28,12 @@ minigrad's kernels run) and ``GraphExecGroup``, ``out=`` of the unary pointwise 
 ``Tensor.type``), ``Tensor.grad_dtype``, atan2, nextafter, trace, min, median, nanmedian, argmin, argsort,
 searchsorted, bucketize, count_nonzero, linspace, isin, signbit, the unique ops (``unique`` along a dim,
 ``unique_consecutive``, ``_unique``, ``_unique2``, ``_VF.unique_dim``), the unsafe splits and the in-place view
-ops (``t_``, ``squeeze_``, ``unsqueeze_``, ``swapdims_``, ``swapaxes_``, ``as_strided_``). 333 tests are in it and restated below, each under its upstream
+ops (``t_``, ``squeeze_``, ``unsqueeze_``, ``swapdims_``, ``swapaxes_``, ``as_strided_``), ``autocast`` (with checkpoint recomputing under the forward's
+autocast) and ``Tensor.T``. 337 tests are in it and restated below, each under its upstream
 name and class (upstream's int8 and int16 variants of test_set_requires_grad_only_for_floats are left out:
 not minigrad dtypes; upstream's ``Variable(t, requires_grad=True)``, a leaf on t's memory, is written
 ``t.detach().requires_grad_()`` in the tests ported before minigrad had Variable; two slow tests run 200 of
-their 2000 checkpointed inputs). The other 184 are not ported: ``not_ported.py`` names each with its reason
+their 2000 checkpointed inputs). The other 180 are not ported: ``not_ported.py`` names each with its reason
 (forward-mode AD, sparse, complex and nested tensors, the profiler, ops outside minigrad's list such as
 gather or cumprod, torch._C internals, CUDA streams, ...); ``test_lists.py`` checks the two add up.
 
@@ -63,8 +64,8 @@ import warnings
 import weakref
 
 from shim import (TEST_CUDA, TestCase, TorchDispatchMode, WeakTensorRef, deviceCountAtLeast, disable_gc, dtypes,
-                  instantiate_device_type_tests, instantiate_parametrized_tests, onlyCUDA, parametrize,
-                  set_warn_always_context)
+                  floating_types_and, instantiate_device_type_tests, instantiate_parametrized_tests, onlyCPU,
+                  onlyCUDA, parametrize, set_warn_always_context)
 
 if os.environ.get("UPSTREAM_LIBRARY") == "torch":
     import torch
@@ -2857,6 +2858,40 @@ class TestAutograd(TestCase):
             x.pow(exponent).sum().backward()
             self.assertEqual(x.grad.abs().sum(), 0)
 
+    def test_node_ordering_when_none_returned(self):
+        if not TEST_CUDA:
+            self.skipTest("test requires CUDA")
+        ran = []
+
+        class Matmul(Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                return x @ w
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, w = ctx.saved_tensors
+                w.main_grad = (x.T @ grad).float()  # w's gradient kept aside: none goes back to w
+                return grad @ w.T, None
+
+        class Tagged(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                ran.append("A")
+                return grad
+
+        x = Tagged.apply(torch.randn((3, 3), dtype=torch.bfloat16, device="cuda", requires_grad=True))
+        w = torch.randn((3, 3), dtype=torch.bfloat16, device="cuda", requires_grad=True)
+        w.register_hook(lambda *args: ran.append("B"))
+        Matmul.apply(x, w).sum().backward()
+        # the hook on w runs (with no gradient to give) before the branch through x goes on
+        self.assertEqual(ran, ["B", "A"])
+
     def test_backward_hook_relative_ordering(self):
         order = []
 
@@ -3392,6 +3427,33 @@ class TestAutograd(TestCase):
             data.requires_grad = True
             features.append(checkpoint(module, data, use_reentrant=True))
         torch.stack(features).mean().backward()
+
+    def _test_checkpointing_non_reentrant_autocast(self, device_type):
+        # mm runs in bfloat16 under autocast; the recomputation must too, or backward meets mixed dtypes
+        for enabled in (True, False):
+            expected = torch.bfloat16 if enabled else torch.float32
+
+            def body(a, b, c):
+                a = torch.mm(a, b)
+                b = torch.mm(a, c)
+                c = torch.mm(c, c)
+                self.assertEqual(expected, c.dtype)
+                return c
+
+            a, b, c = (torch.randn(3, 3, requires_grad=True) for _ in range(3))
+            if device_type == "cuda":
+                a, b, c = a.cuda(), b.cuda(), c.cuda()
+            with torch.autocast(device_type=device_type, dtype=torch.bfloat16, enabled=enabled):
+                loss = checkpoint(body, a, b, c, use_reentrant=False).sum()
+            loss.backward()  # recomputes body, outside the autocast block
+
+    def test_checkpointing_non_reentrant_autocast_cpu(self):
+        self._test_checkpointing_non_reentrant_autocast("cpu")
+
+    def test_checkpointing_non_reentrant_autocast_gpu(self):
+        if not TEST_CUDA or not torch.cuda.is_bf16_supported():
+            self.skipTest("Test requires CUDA bf16 support")
+        self._test_checkpointing_non_reentrant_autocast("cuda")
 
     @parametrize("input_requires_grad", [True, False])
     def test_checkpointing_without_reentrant(self, input_requires_grad):
@@ -4975,6 +5037,16 @@ class TestAutogradDeviceType(TestCase):
     def test_inputbuffer_add_multidevice(self, devices):
         x = torch.randn(1, device=devices[0], requires_grad=True)
         (x.to(device=devices[1]) + x.to(device=devices[1])).backward()
+
+    @onlyCPU
+    def test_copy_(self, device):
+        # copy_ into a tensor of each floating dtype (bfloat16 too) and a cast to bfloat16 stay in the graph
+        x = torch.randn(10, device=device, requires_grad=True)
+        for dtype in floating_types_and(torch.half, torch.bfloat16):
+            y = torch.empty(10, device=device, dtype=dtype)
+            y.copy_(x)
+            self.assertTrue(y.requires_grad)
+            self.assertTrue(x.to(torch.bfloat16).requires_grad)
 
     @onlyCUDA
     def test_simple_reentrant_cross_device(self, device):
