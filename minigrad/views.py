@@ -179,7 +179,7 @@ class AsStridedBackward0(Node):
         Node.__init__(self)
         self.next_functions = (base._gradient_edge(),)
         self.geometries = _geometry(base), _geometry(view)
-        self._input_metadata = ((torch.Size(self.geometries[0][0]), base._data.dtype, base._data.device),)
+        self._input_metadata = (input_metadata(base._data),)
 
     def apply(self, grads):
         return (AsStridedScatter.apply(grads[0], *self.geometries),)
