@@ -210,13 +210,13 @@ def validate_outputs(node, grads):
     if len(grads) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(grads)})")
-    checked, shapes, devices, dtypes = grads, node._input_shapes, node._input_devices, node._input_dtypes
-    for index in range(len(shapes)):  # a node with no inputs' metadata (GraphRoot): none checked
+    checked = grads
+    for index, (shape, dtype, device) in enumerate(node._input_metadata):  # none for a GraphRoot
         grad = grads[index]
         if grad is None:
             continue
         data = grad._data
-        if data.shape != shapes[index] or data.device != devices[index] or dtypes and data.dtype != dtypes[index]:
+        if data.shape != shape or data.dtype != dtype or data.device != device:
             if checked is grads:
                 checked = list(grads)
             checked[index] = _conformed(node, index, grad)
@@ -225,19 +225,17 @@ def validate_outputs(node, grads):
 
 def _conformed(node, index, grad):
     """The gradient at ``index`` made like its input: reduced to the input's shape (``sum_to``) where it
-    is shaped like a broadcast of it, cast to the input's dtype (where the node knows it, but for a
-    leaf whose grad_dtype was set: its AccumulateGrad casts), and, if 0-dim, moved to the input's
-    device: a CPU scalar in an op on CUDA gets its gradient on the CPU, as in torch. Any other gradient
-    is refused, in torch's words."""
-    shape, device, dtypes, valid = node._input_shapes[index], node._input_devices[index], node._input_dtypes, grad
+    is shaped like a broadcast of it, cast to the input's dtype (but for a leaf whose grad_dtype was
+    set: its AccumulateGrad casts), and, if 0-dim, moved to the input's device: a CPU scalar in an op
+    on CUDA gets its gradient on the CPU, as in torch. Any other gradient is refused, in torch's words."""
+    (shape, dtype, device), valid = node._input_metadata[index], grad
     if grad._data.shape != shape:
         if not broadcast.expandable(shape, grad.shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                                f"{list(grad.shape)} but expected shape compatible with {list(shape)}")
         valid = broadcast.sum_to(grad, shape)
-    if (dtypes and valid._data.dtype != dtypes[index]
-            and not getattr(node.next_functions[index][0], "_casts_own_input", False)):  # (None: no node)
-        valid = valid.to(dtypes[index])
+    if valid._data.dtype != dtype and not getattr(node.next_functions[index][0], "_casts_own_input", False):
+        valid = valid.to(dtype)  # (getattr: an edge may lead to no node)
     if valid._data.device != device:
         if valid.dim():
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - "

@@ -29,14 +29,14 @@ UINT64_MAX = 2**64 - 1
 class Node:
     """A backward function: what a tensor's ``grad_fn`` points to.
 
-    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op, ``_input_shapes``,
-    ``_input_devices`` and ``_input_dtypes`` what those inputs were (torch's InputMetadata: the engine
-    checks each gradient against them, and casts it to the dtype); the engine runs nodes
+    ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op,
+    ``_input_metadata`` one ``(shape, dtype, device)`` per input, what it was (torch's InputMetadata:
+    the engine checks each gradient against it, and casts it to the dtype); the engine runs nodes
     newest-first by ``_sequence_nr()``, as torch's ready queue does.
     """
 
     next_functions = ()
-    _input_shapes = _input_devices = _input_dtypes = ()
+    _input_metadata = ()
     _tensor_pre_hooks = None
     """Hooks registered on the tensors this node made: ``{output_nr: [hook, ...]}``."""
     _retains_grad_hooks = None
@@ -115,6 +115,11 @@ class Node:
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+def input_metadata(data):
+    """What a node keeps of an input's storage ``data`` to check its gradient against."""
+    return data.shape, data.dtype, data.device
 
 
 class GraphRoot(Node):
@@ -251,20 +256,17 @@ class BackwardFunction(Node):
     """Whether each input requires grad (torch's ``ctx.needs_input_grad``), set when made."""
 
     def __init__(self, args, needs):
-        """The node of a Function applied to ``args``: one edge, input shape, device and dtype per
-        tensor among them, collected before forward runs, as torch does."""
+        """The node of a Function applied to ``args``: one edge and one input metadata per tensor
+        among them, collected before forward runs, as torch does."""
         Node.__init__(self)
         self.needs_input_grad = needs
-        edges, shapes, devices, dtypes = [], [], [], []
+        edges, metadata = [], []
         for arg in args:
             if isinstance(arg, Tensor):
                 edges.append(arg._gradient_edge())
                 data = arg._data
-                shapes.append(data.shape)
-                devices.append(data.device)
-                dtypes.append(data.dtype)
-        self.next_functions, self._input_shapes = tuple(edges), tuple(shapes)
-        self._input_devices, self._input_dtypes = tuple(devices), tuple(dtypes)
+                metadata.append((data.shape, data.dtype, data.device))  # as input_metadata(data), unrolled
+        self.next_functions, self._input_metadata = tuple(edges), tuple(metadata)
         if len(edges) != len(args):
             self._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
 

@@ -9,7 +9,7 @@ cannot take part in this, so torch forbids editing it in place with grad mode on
 import torch
 
 from . import releases
-from .function import ERR_BACKWARD_TWICE, Function, Node, constant
+from .function import ERR_BACKWARD_TWICE, Function, Node, constant, input_metadata
 
 _CLARIFY = {
     "no_grad": ("with grad mode enabled", "no_grad"),
@@ -179,11 +179,7 @@ class AsStridedBackward0(Node):
         Node.__init__(self)
         self.next_functions = (base._gradient_edge(),)
         self.geometries = _geometry(base), _geometry(view)
-        self._input_devices, self._input_dtypes = (base._data.device,), (base._data.dtype,)
-
-    @property
-    def _input_shapes(self):
-        return (torch.Size(self.geometries[0][0]),)
+        self._input_metadata = (input_metadata(base._data),)
 
     def apply(self, grads):
         return (AsStridedScatter.apply(grads[0], *self.geometries),)
@@ -201,9 +197,7 @@ class CopySlices(Node):
         self.next_functions = (base_edge,) + fn.next_functions[1:]
         self.fn = fn
         self.geometries = _geometry(base), _geometry(view)
-        self._input_shapes = (base.shape,) + fn._input_shapes[1:]
-        self._input_devices = (base._data.device,) + fn._input_devices[1:]
-        self._input_dtypes = (base._data.dtype,) + fn._input_dtypes[1:]
+        self._input_metadata = (input_metadata(base._data),) + fn._input_metadata[1:]
 
     def name(self):
         return "torch::autograd::CopySlices"
