@@ -37,6 +37,11 @@ DICT_INPUTS = RELEASE >= (2, 13)
 """``backward`` and ``autograd.grad`` take their ``inputs`` as a dict (grad then returns a dict);
 before, a dict is iterated as any sequence, and its first key refused."""
 
+GRAD_REFUSES_EMPTY_INPUTS_FIRST = RELEASE >= (2, 13)
+"""``autograd.grad`` with no inputs raises RuntimeError "`inputs` argument to `grad()` cannot be empty."
+before anything else; before, its engine raised ValueError "grad requires non-empty inputs." once the
+outputs and their gradients had been checked (checked on 2.11 and 2.13 only)."""
+
 LAYER_NORM_REPR_SHOWS_BIAS = RELEASE >= (2, 12)
 """``repr(nn.LayerNorm(...))`` ends with "bias=True"."""
 

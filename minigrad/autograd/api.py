@@ -91,8 +91,8 @@ def _validated(outputs, grads):
 
 def _inputs_tuple(inputs, caller):
     """``inputs`` as torch takes them: a tensor, a sequence of tensors, or a dict of them (its values;
-    before torch 2.13 a dict is a sequence of its keys, and refused)."""
-    if type(inputs) is dict and not releases.DICT_INPUTS:
+    before torch 2.13 a dict is a sequence of its keys, and refused unless empty)."""
+    if type(inputs) is dict and inputs and not releases.DICT_INPUTS:
         raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
                            f"{type(next(iter(inputs), None)).__name__}")
     if type(inputs) is dict:
@@ -190,7 +190,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     keys = inputs.keys() if type(inputs) is dict else None
     inputs = _inputs_tuple(inputs, "grad")
-    if not inputs:
+    if not inputs and releases.GRAD_REFUSES_EMPTY_INPUTS_FIRST:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
@@ -202,8 +202,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for edge in edges:
         slot = captures.setdefault(edge, [])
         slots.append(slot)
-    engine.run_backward(*_from_one_root(_roots(outputs), _validated(outputs, grads)), retain_graph, create_graph,
-                        captures)
+    roots, grads = _from_one_root(_roots(outputs), _validated(outputs, grads))
+    if not inputs:  # before torch 2.13, the engine's check, after the roots and their gradients
+        raise ValueError("grad requires non-empty inputs.")
+    engine.run_backward(roots, grads, retain_graph, create_graph, captures)
     results = []
     for i, slot in enumerate(slots):
         value = slot[0] if slot else None

@@ -588,7 +588,15 @@ def bad_inputs(torch, call):
 
 BAD_INPUTS = {
     "backward, no inputs": lambda torch, x, out: out.backward(inputs=[]),
+    "backward, an empty dict of inputs": lambda torch, x, out: out.backward(inputs={}),
     "backward, an input that needs no grad": lambda torch, x, out: out.backward(inputs=[torch.ones(2)]),
+    # grad with no inputs: from torch 2.13 refused first; before, once the outputs and their gradients pass
+    "grad, no inputs": lambda torch, x, out: torch.autograd.grad(out, []),
+    "grad, an empty dict of inputs": lambda torch, x, out: torch.autograd.grad(out, {}),
+    "grad, no inputs and a gradient of the wrong shape": lambda torch, x, out: torch.autograd.grad(
+        x * 2, [], grad_outputs=torch.ones(3)),
+    "grad, no inputs and a vector output with no gradient": lambda torch, x, out: torch.autograd.grad(x * 2, ()),
+    "grad, no inputs and an output that needs no grad": lambda torch, x, out: torch.autograd.grad(torch.ones(2), []),
     "grad, materialize_grads without allow_unused": lambda torch, x, out: torch.autograd.grad(
         out, x, allow_unused=False, materialize_grads=True),
     "grad, unused inputs materialized": lambda torch, x, out: torch.autograd.grad(
