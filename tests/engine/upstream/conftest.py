@@ -1,5 +1,5 @@
 """Marks the tests expected_failures.py lists as strict xfail: with minigrad both of its lists, with
-torch itself (UPSTREAM_LIBRARY=torch) the tests that fail with torch 2.13 too."""
+torch itself (UPSTREAM_LIBRARY=torch) the tests that fail with the installed torch too."""
 import os
 from pathlib import Path
 

@@ -4,17 +4,14 @@ shrink."""
 from minigrad import releases
 
 TORCH_FAILS_TOO = {
-    "TestAutograd::test_naughty_autograd_function_stashing_ctx":
-        "upstream expects a stashed ctx's saved_tensors to raise once its graph is gone after "
-        "backward(retain_graph=True); torch 2.13 returns them, and so does minigrad (its ctx is the node, which "
-        "keeps them)",
     "TestAutogradDeviceTypeCPU::test_grad_assignment_cpu":
         "torch.randn(..., dtype=torch.long): torch 2.13 has no int64 kernel for normal_ on the CPU",
     "TestAutogradDeviceTypeCUDA::test_grad_assignment_cuda":
         "torch.randn(..., dtype=torch.long): nor on CUDA (seen with torch 2.11 on an H200)",
 }
-"""Upstream expects what torch 2.13, the release minigrad follows, does not do: these fail with torch
-itself too (UPSTREAM_LIBRARY=torch)."""
+"""Upstream expects what the installed torch does not do, and minigrad does as that torch does: these
+fail with torch itself too (UPSTREAM_LIBRARY=torch). The entries below the first two hold for some
+releases only (minigrad.releases)."""
 if releases.SHORT_NODE_NAMES_IN_ERRORS:
     TORCH_FAILS_TOO["TestAutograd::test_autograd_views_codegen"] = (
         "upstream expects 'Output 0 of UnbindBackward0 is a view ...'; from torch 2.13 the view errors name the op, "
@@ -32,6 +29,11 @@ if releases.GRAD_REFUSES_EMPTY_INPUTS_FIRST:
     TORCH_FAILS_TOO["TestAutograd::test_grad_empty_inputs"] = (
         "upstream expects ValueError 'grad requires non-empty inputs.'; torch 2.13 raises RuntimeError '`inputs` "
         "argument to `grad()` cannot be empty.' first, and so does minigrad (2.11 passes)")
+if releases.CTX_KEEPS_ITS_NODE:
+    TORCH_FAILS_TOO["TestAutograd::test_naughty_autograd_function_stashing_ctx"] = (
+        "upstream expects a stashed ctx's saved_tensors to raise once its graph is gone after "
+        "backward(retain_graph=True); from torch 2.13 the ctx keeps its node, and so what it saved, and so does "
+        "minigrad (2.11 raises)")
 if releases.NEXTAFTER_HAS_A_DERIVATIVE:
     TORCH_FAILS_TOO["TestAutograd::test_not_implemented_grad"] = (
         "upstream expects nextafter's backward to raise 'the derivative for ... is not implemented'; torch 2.13 "
@@ -45,4 +47,4 @@ if releases.RELEASE < (2, 13):
 
 EXPECTED_FAILURES = {
 }
-"""Where minigrad differs from torch 2.13."""
+"""Where minigrad differs from the installed torch."""
