@@ -92,6 +92,7 @@ def serve(lib, fd, kernels=None):
     (``kernel_process.py``), which runs every kernel ``@triton.jit`` makes in the grading process:
     Triton's ``jit`` is its ``Kernels.jit`` there, whichever layer of guards is on."""
     import minigrad
+    import torch
     import coursekit.testing
     from coursekit.testing import plain, raised_lines
 
@@ -144,6 +145,8 @@ def serve(lib, fd, kernels=None):
             for name in (job["policy"] or {}).get("modules", []):  # what the exercise imports beyond minigrad's
                 importlib.import_module(name)
             minigrad.memory._ledger()  # started now, not by a gc walk once learner code ran
+            if torch.cuda.is_available():  # CUDA started now: what its start does is no learner's
+                torch.cuda.init()
             watch({code for _, code, _ in cells}, {raised_lines.__code__, Guards.deny.__code__,
                                                     *(reader.__code__ for reader in _readers(minigrad, kernels))},
                   lambda event, frame: report("audit", event, *_learner_line(frame, learner_files)))
