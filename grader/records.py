@@ -67,22 +67,28 @@ class Check:
 
 @functools.cache
 def _engine(db_url):
-    """The gradebook's engine (one per process), with the outcomes' and checks' tables in it."""
+    """The gradebook's engine (one per process), with the outcomes' and checks' tables in it (and the
+    columns the outcomes' gained since its first release)."""
     engine = sa.create_engine(db_url)
-    try:
-        _make_table(engine)
-    except sa.exc.DBAPIError:  # another grader made it (or a column) at the same moment: it is there now
-        _make_table(engine)
+    for table in METADATA.sorted_tables:
+        _change_schema(engine, sa.schema.CreateTable(table), lambda: sa.inspect(engine).has_table(table.name))
+    for name in ("device", "sandbox"):
+        _change_schema(engine, sa.text(f"ALTER TABLE {OUTCOMES.name} ADD COLUMN {name} TEXT NOT NULL DEFAULT ''"),
+                       lambda: name in {column["name"] for column in sa.inspect(engine).get_columns(OUTCOMES.name)})
     return engine
 
 
-def _make_table(engine):
-    METADATA.create_all(engine, checkfirst=True)
-    columns = {column["name"] for column in sa.inspect(engine).get_columns(OUTCOMES.name)}
-    with engine.begin() as connection:  # a gradebook from before the table had these columns
-        for name in ("device", "sandbox"):
-            if name not in columns:
-                connection.execute(sa.text(f"ALTER TABLE {OUTCOMES.name} ADD COLUMN {name} TEXT NOT NULL DEFAULT ''"))
+def _change_schema(engine, statement, done):
+    """Run ``statement`` unless ``done()``. Graders that open a gradebook at once each try it: those
+    that find it done after failing were beaten to it, by one that did it at the same moment."""
+    if done():
+        return
+    try:
+        with engine.begin() as connection:
+            connection.execute(statement)
+    except sa.exc.DBAPIError:
+        if not done():
+            raise
 
 
 def _forget(connection, exercise, student):
