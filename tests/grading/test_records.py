@@ -5,7 +5,6 @@ import multiprocessing
 import sqlite3
 import time
 
-import pytest
 import sqlalchemy as sa
 
 from grader import records
