@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from grader.build import ROOT, exercise_specs
+from grader.build import ROOT
 from grader.sandbox import check_available
 
 
@@ -47,10 +47,12 @@ def test_peers_bench_keeps_minigrad_within_reach_of_torch(bench):
         assert 0 < float(ratio.rstrip("x")) <= bound, (workload, out)
 
 
-def test_validate_bench_validates_every_solved_exercise(bench):
-    out = bench("bench/validate.py", "--runs", "1")
+def test_validate_bench_validates_solved_exercises(bench):
+    """Two exercises, the lightest and one of the heaviest to check (that Validate passes every
+    reference and design in the lab's own checker: the selftest, tests/grading/test_selftest.py)."""
+    out = bench("bench/validate.py", "ex1_ops", "ex6_training", "--runs", "1")
     lines = [line for line in out.splitlines() if line.startswith("ex")]
-    assert len(lines) == 2 * len(exercise_specs(ROOT)) and all(line.endswith(" passes") for line in lines), out
+    assert len(lines) == 4 and all(line.endswith(" passes") for line in lines), out
     for line in lines:
         if "in JupyterLab" in line:  # the bench's target; a warm checker costs no more than its first press,
             # which imports what the checks need (here about 0.01 CPU-s against 0.2 to 3.6: ex6 and ex8 the most),

@@ -1,7 +1,8 @@
 """Issue 3: the exercises are derived from minigrad/ and grade as intended under nbgrader's real
-generate_assignment + autograde: reference -> full marks, untouched stubs -> zero, a typical mistake
--> partial credit with a message naming the scenario. That the release hides the answers:
-test_answers_stay_hidden.py."""
+generate_assignment + autograde: a typical mistake -> partial credit with a message naming the
+scenario. That every reference gets full marks, every untouched release zero and every kept wrong
+version less than full, through the same nbgrader pipeline: test_selftest.py (the grader's selftest).
+That the release hides the answers: test_answers_stay_hidden.py."""
 import ast
 import hashlib
 import os
@@ -81,8 +82,7 @@ def course(tmp_path_factory):
     if check_available():  # no bubblewrap here: grade as plain nbgrader would, with the same pipeline
         with open(root / "grader" / "nbgrader_config.py", "a") as config:
             config.write("c.VerdictExecute.sandbox = False\n")
-    for exercise in EXERCISES:
-        _nbgrader(root, "generate_assignment", exercise, "--force")
+    _nbgrader(root, "generate_assignment", "*", "--force")  # every exercise (nbgrader globs the name)
     return root
 
 
@@ -114,39 +114,23 @@ def _mistaken(exercise):
 
 @pytest.fixture(scope="module")
 def graded(course):
-    """Three submissions per exercise, autograded by nbgrader; returns the gradebook's scores."""
+    """Each exercise's typical mistake, autograded by nbgrader; returns the gradebook's scores."""
     from nbgrader.api import Gradebook
 
-    students = {"reference": lambda gid, reference, released: reference,
-                "untouched": lambda gid, reference, released: released}
     for exercise in GRADABLE:
-        for student, change in students.items():
-            _submission(course, exercise, student, change)
         _submission(course, exercise, "mistake", _mistaken(exercise))
-        _nbgrader(course, "autograde", exercise, "--force")
+    _nbgrader(course, "autograde", "*", "--force")
     scores = {}
     with Gradebook("sqlite:///" + str(course / ".course" / "gradebook.db")) as gradebook:
         for exercise in GRADABLE:
-            for student in ("reference", "untouched", "mistake"):
-                submission = gradebook.find_submission(exercise, student)
-                scores[exercise, student] = (submission.score, submission.max_score)
+            submission = gradebook.find_submission(exercise, "mistake")
+            scores[exercise] = (submission.score, submission.max_score)
     return scores
 
 
 @pytest.mark.parametrize("exercise", ON_THIS_MACHINE)
-def test_reference_gets_full_marks(graded, exercise):
-    score, max_score = graded[exercise, "reference"]
-    assert max_score > 0 and score == max_score
-
-
-@pytest.mark.parametrize("exercise", ON_THIS_MACHINE)
-def test_untouched_stubs_get_zero(graded, exercise):
-    assert graded[exercise, "untouched"][0] == 0
-
-
-@pytest.mark.parametrize("exercise", ON_THIS_MACHINE)
 def test_a_typical_mistake_gets_partial_credit_and_says_why(graded, course, exercise):
-    score, max_score = graded[exercise, "mistake"]
+    score, max_score = graded[exercise]
     assert 0 < score < max_score
     _, _, _, failing_test, message = MISTAKES[exercise]
     notebook = nbformat.read(course / ".course" / "autograded" / "mistake" / exercise / f"{exercise}.ipynb", 4)
