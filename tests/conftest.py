@@ -1,5 +1,6 @@
 """Shared fixtures: PyTorch is the oracle, so most tests run one scenario with both libraries."""
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -7,6 +8,7 @@ import torch
 
 import minigrad
 
+JUPYTER_STATE = pytest.StashKey[str]()
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))]
 
 
@@ -25,7 +27,12 @@ def pytest_configure(config):
     """Kernels, nbgrader and matplotlib started by the tests keep their state out of $HOME. (The
     course's and grading tests stage the exercises first: their conftest.py; the engine's need
     neither the grader nor its dependencies.)"""
-    state = tempfile.mkdtemp(prefix="minigrad-jupyter-")
+    state = config.stash[JUPYTER_STATE] = tempfile.mkdtemp(prefix="minigrad-jupyter-")
     for variable, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
                              ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), ("MPLCONFIGDIR", "mpl")):
         os.environ[variable] = os.path.join(state, folder)
+
+
+def pytest_unconfigure(config):
+    """Their state goes with the run."""
+    shutil.rmtree(config.stash[JUPYTER_STATE], ignore_errors=True)
