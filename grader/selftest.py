@@ -16,6 +16,7 @@ Triton, the ``kernels`` extra) is reported apart, with how to install it, and fa
 machine without the extra grades every other exercise.
 """
 import asyncio
+import functools
 import importlib.metadata
 import importlib.util
 import re
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -69,28 +71,40 @@ def submissions(root, exercise):
 
 
 def grade(root, exercise, workers, sandbox):
-    """Place the exercise's submissions, grade them, validate them; returns [(student, what, row of
-    workflow.scores with "validate": what Validate says when it fails, else None)]."""
+    """Place the exercise's submissions, grade them and, at the same time, validate them; returns
+    [(student, what, row of workflow.scores with "validate": what Validate says when it fails, else None)]."""
     made = submissions(root, exercise)
     for student, (_, notebook) in made.items():
         folder = root / ".course" / "submitted" / student / exercise
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{exercise}.ipynb")
-    workflow.autograde(exercise, workers=workers, root=root, progress=lambda line: None, sandbox=sandbox, force=True)
+    notebooks = {student: notebook for student, (_, notebook) in made.items()}
+    _course_validate()  # imported here, before the grading starts
+    with ThreadPoolExecutor(1) as beside:  # either alone leaves the CPUs idle much of the time (starting, recording)
+        failing = beside.submit(validated, root, exercise, notebooks, workers)
+        workflow.autograde(exercise, workers=workers, root=root, progress=lambda line: None, sandbox=sandbox, force=True)
     rows = {row["student"]: row for row in workflow.scores(exercise, root)}
-    failing = validated(root, exercise, {student: notebook for student, (_, notebook) in made.items()}, workers)
-    return [(student, what, {**rows[student], "validate": failing[student]}) for student, (what, _) in made.items()]
+    return [(student, what, {**rows[student], "validate": failing.result()[student]})
+            for student, (what, _) in made.items()]
+
+
+@functools.cache
+def _course_validate():
+    """The course's Validate (the grader's own: a scratch course's copy goes away), imported before
+    grading starts beside it: the import puts its folder first on sys.path for a moment."""
+    sys.path.insert(0, str(Path(__file__).parent / "lab"))
+    try:
+        import course_validate
+    finally:
+        sys.path.pop(0)
+    return course_validate
 
 
 def validated(root, exercise, notebooks, workers):
     """{student: None where the course's Validate passes their notebook, else what it says},
     each notebook validated in a copy of the release (its staged minigrad and the reference's
     results Validate reads), by ``workers`` checkers at once."""
-    sys.path.insert(0, str(Path(__file__).parent / "lab"))  # the grader's own (a scratch course's copy goes away)
-    try:
-        import course_validate
-    finally:
-        sys.path.pop(0)
+    course_validate = _course_validate()
     paths = {}
     for student, notebook in notebooks.items():
         folder = root / ".course" / "validated" / student / exercise
