@@ -211,10 +211,11 @@ def validate_outputs(node, grads):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(grads)})")
     checked = grads
-    for index, (shape, dtype, device) in enumerate(node._input_metadata):  # none for a GraphRoot
+    for index, metadata in enumerate(node._input_metadata):  # none for a GraphRoot
         grad = grads[index]
-        if grad is None:
+        if grad is None or metadata is None:  # None: an input that needs no gradient (no edge), as torch skips it
             continue
+        shape, dtype, device = metadata
         data = grad._data
         if data.shape != shape or data.dtype != dtype or data.device != device:
             if checked is grads:

@@ -24,6 +24,8 @@ from .utils.hooks import RemovableHandle
 _sequence_numbers = itertools.count()
 UINT64_MAX = 2**64 - 1
 """The sequence number of the nodes that run as soon as they are ready (AccumulateGrad, Error)."""
+_NO_EDGE = (None, 0)
+"""The edge of an input that needs no gradient (``_gradient_edge()`` of a tensor that does not require grad)."""
 
 
 class Node:
@@ -31,7 +33,8 @@ class Node:
 
     ``next_functions`` holds one ``(node, input_nr)`` edge per input of the forward op,
     ``_input_metadata`` one ``(shape, dtype, device)`` per input, what it was (torch's InputMetadata:
-    the engine checks each gradient against it, and casts it to the dtype); the engine runs nodes
+    the engine checks each gradient against it, and casts it to the dtype; None for an input that needs
+    no gradient, whose edge leads nowhere: torch checks none there); the engine runs nodes
     newest-first by ``_sequence_nr()``, as torch's ready queue does.
     """
 
@@ -261,11 +264,14 @@ class BackwardFunction(Node):
         Node.__init__(self)
         self.needs_input_grad = needs
         edges, metadata = [], []
-        for arg in args:
-            if isinstance(arg, Tensor):
+        for arg, need in zip(args, needs):
+            if need:
                 edges.append(arg._gradient_edge())
                 data = arg._data
                 metadata.append((data.shape, data.dtype, data.device))  # as input_metadata(data), unrolled
+            elif isinstance(arg, Tensor):  # one that needs no gradient: no edge, nothing to check (torch's)
+                edges.append(_NO_EDGE)
+                metadata.append(None)
         self.next_functions, self._input_metadata = tuple(edges), tuple(metadata)
         if len(edges) != len(args):
             self._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
