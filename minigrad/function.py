@@ -465,15 +465,15 @@ class Function:
             args, kwargs, inputs = cls._arguments(args, kwargs)
         else:
             inputs = args
-        state = grad_mode._state
-        enabled = state.grad_enabled
+        modes = grad_mode._state.__dict__  # this thread's grad modes (see _State)
+        enabled = modes["grad_enabled"]
         record = False
         if enabled:
             needs = _needs_input_grad(inputs)
             record = True in needs and not (cls.is_view and args[0]._is_inference)
         ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(inputs, cls)
         if enabled:
-            state.grad_enabled = False
+            modes["grad_enabled"] = False
         try:
             if cls._separate_setup:
                 out = cls.forward(*args)
@@ -481,13 +481,13 @@ class Function:
             else:
                 out = cls.forward(ctx, *args, **kwargs)
         finally:
-            state.grad_enabled = enabled
+            modes["grad_enabled"] = enabled
         if type(out) is not torch.Tensor:
             return custom_function.wrap_outputs(ctx, record, inputs, out)
         result = Tensor(out, True, ctx) if record else Tensor(out)
         if cls.is_view and not args[0]._is_inference:
             result._become_view_of(args[0])
-        elif cls.is_view or state.inference:
+        elif cls.is_view or modes["inference"]:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
             ctx._save((out,), (result,))

@@ -35,6 +35,12 @@ class _State(threading.local):
     autocast_cache_enabled = True
     autocast_nesting = 0
 
+    def __init__(self):
+        """Each thread's own dict holds the two grad modes from the start, so that ``Function.apply``
+        reads and sets them there (``_state.__dict__``): one thread-local lookup per op, where each
+        attribute of a threading.local costs about as much as that lookup."""
+        self.grad_enabled, self.inference = True, False
+
 
 _state = _State()
 
