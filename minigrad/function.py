@@ -506,7 +506,9 @@ class Function:
 
 
 def _needs_input_grad(inputs):
-    return tuple([isinstance(a, Tensor) and a.requires_grad for a in inputs])
+    """Whether each input requires grad: a tensor's own flag first, the property (which asks a view's
+    base) only where that flag is off."""
+    return tuple([isinstance(a, Tensor) and (a._requires_grad or a.requires_grad) for a in inputs])
 
 
 def _with_defaults(forward, args, kwargs):
