@@ -461,7 +461,8 @@ class Function:
         grad, the outputs' grad_fn is the ``ctx`` forward filled: a new node, one edge per tensor input
         (but a view of an inference tensor records nothing: it is an inference tensor, not a view).
         Keyword arguments count as inputs (before torch 2.13, apply refuses them)."""
-        if kwargs or cls._separate_setup:
+        separate_setup, is_view = cls._separate_setup, cls.is_view  # (class attributes: read once)
+        if kwargs or separate_setup:
             args, kwargs, inputs = cls._arguments(args, kwargs)
         else:
             inputs = args
@@ -470,12 +471,12 @@ class Function:
         record = False
         if enabled:
             needs = _needs_input_grad(inputs)
-            record = True in needs and not (cls.is_view and args[0]._is_inference)
+            record = True in needs and not (is_view and args[0]._is_inference)
         ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(inputs, cls)
         if enabled:
             modes["grad_enabled"] = False
         try:
-            if cls._separate_setup:
+            if separate_setup:
                 out = cls.forward(*args)
                 cls.setup_context(ctx, args, out)
             else:
@@ -485,9 +486,9 @@ class Function:
         if type(out) is not torch.Tensor:
             return custom_function.wrap_outputs(ctx, record, inputs, out)
         result = Tensor(out, True, ctx) if record else Tensor(out)
-        if cls.is_view and not args[0]._is_inference:
+        if is_view and not args[0]._is_inference:
             result._become_view_of(args[0])
-        elif cls.is_view or modes["inference"]:
+        elif is_view or modes["inference"]:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
             ctx._save((out,), (result,))
