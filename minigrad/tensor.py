@@ -75,6 +75,7 @@ class Tensor(TensorOps, MoreTensorOps):
         self._node = grad_fn
         self._output_nr = output_nr
         self._version_counter = _VersionCounter()
+        self._view = None  # set on every tensor all the same: read by every op, faster than the class's default
 
     # --- metadata ----------------------------------------------------------------------------
     shape = property(lambda self: self._data.shape)
