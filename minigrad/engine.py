@@ -357,7 +357,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
             capture(node, grads)
         if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
             grads = _call_pre_hooks(node, grads)
-        if _all_none(grads):
+        if grads[0] is None and _all_none(grads):  # (most nodes get one gradient: a call only where it is None)
             # No gradient reached it, so it has none to give. torch calls it anyway, and frees
             # what it saved all the same: that memory is not kept until the graph dies.
             if not retain_graph:
