@@ -298,11 +298,11 @@ class BackwardFunction(Node):
     def _output_count(self):
         return 1 if self._outputs is None else len(self._outputs)
 
-    def _save(self, outputs, results):
+    def _save(self, outputs, results, hooks=None):
         """Wrap what forward passed to save_for_backward: each of its ``outputs`` (as forward returned
-        it) is saved as the tensor apply returns for it in ``results`` (see SavedTensor). The node lets
-        go of the tensors first: should a pack hook raise (checkpoint's early stop does), no output
-        is left in a cycle with its node."""
+        it) is saved as the tensor apply returns for it in ``results``, under the saved-tensor ``hooks``
+        (see save). The node lets go of the tensors first: should a pack hook raise
+        (checkpoint's early stop does), no output is left in a cycle with its node."""
         saved, to_save = [], self._to_save
         self._to_save = None
         for t in to_save:
@@ -315,7 +315,7 @@ class BackwardFunction(Node):
                     break
             else:
                 is_output = False
-            saved.append(save(t, is_output))
+            saved.append(save(t, is_output, hooks))
         self._saved = tuple(saved)
 
     @property
@@ -491,7 +491,7 @@ class Function:
         elif is_view or modes["inference"]:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
-            ctx._save((out,), (result,))
+            ctx._save((out,), (result,), modes["saved_tensors_hooks"])
         return result
 
     @classmethod

@@ -36,10 +36,10 @@ class _State(threading.local):
     autocast_nesting = 0
 
     def __init__(self):
-        """Each thread's own dict holds the two grad modes from the start, so that ``Function.apply``
-        reads and sets them there (``_state.__dict__``): one thread-local lookup per op, where each
-        attribute of a threading.local costs about as much as that lookup."""
-        self.grad_enabled, self.inference = True, False
+        """Each thread's own dict holds the two grad modes and the saved-tensor hooks from the start, so
+        that ``Function.apply`` reads and sets them there (``_state.__dict__``): one thread-local lookup
+        per op, where each attribute of a threading.local costs about as much as that lookup."""
+        self.grad_enabled, self.inference, self.saved_tensors_hooks = True, False, ()
 
 
 _state = _State()

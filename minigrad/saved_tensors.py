@@ -298,12 +298,14 @@ def attributes(names):
     return found
 
 
-def save(tensor, is_output=False):
+def save(tensor, is_output=False, hooks=None):
     """``tensor`` saved for backward: with the saved-tensor hooks in force, if any (PackedTensor),
     except a wrapped Python number, which torch saves as it is. An inference tensor is refused
     before any entry is made (a half-made one, kept alive by the error's traceback, would be found
-    by ``minigrad.memory`` when its record starts)."""
-    hooks = grad_mode._state.saved_tensors_hooks
+    by ``minigrad.memory`` when its record starts). ``hooks``: this thread's, where the caller
+    holds them already (Function.apply: a thread-local read costs as much as the rest), else read here."""
+    if hooks is None:
+        hooks = grad_mode._state.saved_tensors_hooks
     if tensor._is_wrapped_number:
         return SavedTensor(tensor, is_output)
     if tensor._is_inference:
