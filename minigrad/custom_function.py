@@ -6,6 +6,7 @@ which is an input changed in place (``ctx.mark_dirty``), which has no gradient
 Imported by function.py, which assigns ``Tensor`` here once it exists (as for saved_tensors.py).
 """
 import functools
+import inspect
 import warnings
 
 import torch
@@ -155,3 +156,11 @@ def _clearing(node_cls):
     """``node_cls`` with ``_saved_tensors_once`` for ``saved_tensors``, under the same name: a class of
     its own, so that every other node's ``saved_tensors`` stays as it is, with no check."""
     return type(node_cls.__name__, (node_cls,), {"saved_tensors": property(_saved_tensors_once), "_accessed": False})
+
+
+def with_defaults(forward, args, kwargs):
+    """The arguments as forward would see them, defaults included (torch binds them for the
+    setup_context form, so that ``inputs`` and ``needs_input_grad`` cover every parameter)."""
+    bound = inspect.signature(forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args

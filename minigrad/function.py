@@ -5,7 +5,6 @@ Mirrors torch/autograd/function.py: an op is a Function with ``forward(ctx, ...)
 ``backward(ctx, *grads)``; the ``ctx`` is the backward node itself (``y.grad_fn``).
 """
 import functools
-import inspect
 import itertools
 import os
 import sys
@@ -502,22 +501,17 @@ class Function:
         if kwargs and not releases.APPLY_TAKES_KEYWORDS:
             raise TypeError("apply() takes no keyword arguments")
         if cls._separate_setup:
-            args, kwargs = _with_defaults(cls.forward, args, kwargs), {}
+            args, kwargs = custom_function.with_defaults(cls.forward, args, kwargs), {}
         return args, kwargs, args + tuple(kwargs.values()) if kwargs else args
 
 
 def _needs_input_grad(inputs):
     """Whether each input requires grad: a tensor's own flag first, the property (which asks a view's
-    base) only where that flag is off."""
-    return tuple([isinstance(a, Tensor) and (a._requires_grad or a.requires_grad) for a in inputs])
-
-
-def _with_defaults(forward, args, kwargs):
-    """The arguments as forward would see them, defaults included (torch binds them for the
-    setup_context form, so that ``inputs`` and ``needs_input_grad`` cover every parameter)."""
-    bound = inspect.signature(forward).bind(*args, **kwargs)
-    bound.apply_defaults()
-    return bound.args
+    base) only where that flag is off. A loop: a list comprehension costs a function call (Python 3.11)."""
+    needs = []
+    for a in inputs:
+        needs.append(isinstance(a, Tensor) and (a._requires_grad or a.requires_grad))
+    return tuple(needs)
 
 
 class _ForwardContext:
