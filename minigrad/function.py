@@ -478,8 +478,10 @@ class Function:
             if separate_setup:
                 out = cls.forward(*args)
                 cls.setup_context(ctx, args, out)
-            else:
+            elif kwargs:
                 out = cls.forward(ctx, *args, **kwargs)
+            else:  # the usual call: passing the empty kwargs along would cost more
+                out = cls.forward(ctx, *args)
         finally:
             modes["grad_enabled"] = enabled
         if type(out) is not torch.Tensor:
