@@ -319,7 +319,11 @@ class BackwardFunction(Node):
 
     @property
     def saved_tensors(self):
-        return tuple(map(self._unpack, self._saved))
+        """Each entry unpacked: in a loop, which costs less than ``tuple(map(...))`` over a node's few entries."""
+        tensors = []
+        for saved in self._saved:
+            tensors.append(self._unpack(saved))
+        return tuple(tensors)
 
     @property
     def _raw_saved_tensors(self):
