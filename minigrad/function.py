@@ -492,7 +492,7 @@ class Function:
             return custom_function.wrap_outputs(ctx, record, inputs, out)
         result = Tensor(out, True, ctx) if record else Tensor(out)
         if is_view and not args[0]._is_inference:
-            result._become_view_of(args[0])
+            result._become_view_of(args[0], modes)
         elif is_view or modes["inference"]:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:

@@ -134,18 +134,19 @@ class Tensor(TensorOps, MoreTensorOps):
     def _is_view(self):
         return self._view is not None
 
-    def _become_view_of(self, source):
+    def _become_view_of(self, source, modes=None):
         """Make this new tensor a view of ``source``: the same version counter and base. Made with grad
         mode off (or from such a view) it has no grad_fn, and requires grad only as its base does
-        (``requires_grad``)."""
+        (``requires_grad``). ``modes``: this thread's grad modes (``grad_mode._state.__dict__``), where
+        the caller holds them already (Function.apply), else read here."""
         self._version_counter = counter = source._version_counter
         self._is_inference = source._is_inference
         outer = source._view
-        state = grad_mode._state
         if outer is not None and outer.creation_mode is not None:
             mode = outer.creation_mode
         else:
-            mode = None if state.grad_enabled else "inference" if state.inference else "no_grad"
+            modes = grad_mode._state.__dict__ if modes is None else modes
+            mode = None if modes["grad_enabled"] else "inference" if modes["inference"] else "no_grad"
         self._view = _ViewMeta(source if outer is None else outer.base,
                                None if counter is None else counter.version, mode)
 
