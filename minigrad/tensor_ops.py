@@ -293,8 +293,8 @@ class TensorOps:
         return ops.Dot.apply(self, other)
 
     def t(self):
-        if self.dim() > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        if self._data.dim() > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.dim()}D")
         return ops.T.apply(self)
 
     @property
@@ -538,20 +538,21 @@ def matmul(a, b):
     on the left, and for a batch on the left of a matrix, mm on the batch folded into rows."""
     if grad_mode._state.autocast_enabled:
         a, b = autocast_mode.cast("matmul", a, b)
-    if a.dim() == 0 or b.dim() == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.dim()}D and {b.dim()}D")
-    if a.dim() == 2 and b.dim() == 2:
+    da, db = a.dim(), b.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    if da == 2 and db == 2:
         return ops.Mm.apply(a, b)
-    if a.dim() == 2 and b.dim() == 1:
+    if da == 2 and db == 1:
         return ops.Mv.apply(a, b)
-    if a.dim() == 1 and b.dim() == 1:
+    if da == 1 and db == 1:
         return ops.Dot.apply(a, b)
-    if a.dim() == 1 and b.dim() == 2:
+    if da == 1 and db == 2:
         return ops.SqueezeDimInplace.apply(ops.Mm.apply(ops.Unsqueeze.apply(a, 0), b), 0)
-    if a.dim() > 2 and b.dim() == 2:
+    if da > 2 and db == 2:
         rows = ops.Mm.apply(a.reshape(-1, a.shape[-1]), b)
         return ops.UnsafeView.apply(rows, (*a.shape[:-1], b.shape[-1]))
-    if a.dim() > 2 and b.dim() > 2:
+    if da > 2 and db > 2:
         return _batched_matmul(a, b)
     raise NotImplementedError("minigrad's matmul takes 1-D and 2-D tensors, a batch times a matrix, or two batches")
 
