@@ -35,8 +35,8 @@ class SavedTensor:
                  "__weakref__")
 
     def __init__(self, tensor, is_output):
-        self.version_counter = tensor._version_counter
-        self.saved_version = tensor._version_counter.version
+        self.version_counter = counter = tensor._version_counter
+        self.saved_version = counter.version
         if is_output:
             self.tensor = None
             self.data = tensor._data
