@@ -513,10 +513,10 @@ class Function:
 
 def _needs_input_grad(inputs):
     """Whether each input requires grad: a tensor's own flag first, the property (which asks a view's
-    base) only where that flag is off. A loop: a list comprehension costs a function call (Python 3.11)."""
+    base) only for a view whose flag is off. A loop: a list comprehension costs a call (Python 3.11)."""
     needs = []
     for a in inputs:
-        needs.append(isinstance(a, Tensor) and (a._requires_grad or a.requires_grad))
+        needs.append(isinstance(a, Tensor) and (a._requires_grad or a._view is not None and a.requires_grad))
     return tuple(needs)
 
 
