@@ -59,8 +59,9 @@ class SavedTensor:
     # END EXERCISE 4
 
     def _output(self, node):
-        """A saved output of ``node``, with its grad_fn pointing back at the node again."""
-        out = Tensor(self.data, grad_fn=node if self.requires_grad else None, output_nr=self.output_nr)
+        """A saved output of ``node``, with its grad_fn pointing back at the node again. (Tensor's
+        arguments by position: a call with keywords costs more, and every backward of tanh, exp... makes one.)"""
+        out = Tensor(self.data, False, node if self.requires_grad else None, self.output_nr)
         out._version_counter = self.version_counter
         return out
 
