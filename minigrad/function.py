@@ -363,7 +363,8 @@ class BackwardFunction(Node):
             grads = self._output_grads(grads)
         if saved_tensors.detached_in_place and self._forward_cls.saved_names:  # an op of torch's (custom: none)
             saved_tensors.check_not_detached(self)
-        result = self._user_backward()(self, *grads)
+        cls = self._forward_cls
+        result = (cls.backward if cls.vjp is Function.vjp else self._vjp())(self, *grads)
         if type(result) is not tuple:
             result = (result,)
         if len(result) != len(self.needs_input_grad):
@@ -377,11 +378,9 @@ class BackwardFunction(Node):
             result = tuple(result[i] for i in positions)
         return result
 
-    def _user_backward(self):
-        """The Function's backward, or its vjp where it defines that instead (never both, as torch checks)."""
+    def _vjp(self):
+        """The vjp of a Function that defines it in place of backward (never both, as torch checks)."""
         cls = self._forward_cls
-        if cls.vjp is Function.vjp:
-            return cls.backward
         if cls.backward is not Function.backward:
             raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
                                "should only implement one of them.")
