@@ -171,15 +171,16 @@ class AccumulateGrad(Node):
         AccumulateGrad locks, so that no gradient is lost."""
         grad = grads.pop()
         variable = self.variable
-        if self._casts_own_input:  # its grad_dtype is set: the cast is here (grad_dtypes)
-            grad = grad if variable._grad_dtype in (None, grad._data.dtype) else grad.to(variable._grad_dtype)
+        grad_dtype, enabled = variable._grad_dtype, grad_mode._state.grad_enabled
+        if grad_dtype is not grad_dtypes.OWN:  # as _casts_own_input: the cast is here (grad_dtypes)
+            grad = grad if grad_dtype in (None, grad._data.dtype) else grad.to(grad_dtype)
         with _ACCUMULATING:
             old = variable._grad
-            if old is None and grad_mode.is_grad_enabled():
+            if old is None and enabled:
                 variable._grad = _copy_like(variable, grad)
             elif old is None:
                 variable._grad = grad if _owned(grad, bool(self._post_hooks)) else grad.clone()
-            elif grad_mode.is_grad_enabled():
+            elif enabled:
                 variable._grad = old + grad
             else:
                 old.add_(grad)
@@ -221,7 +222,8 @@ def _owned(grad, posthooks_hold):
     """
     data = grad._data
     return (sys.getrefcount(grad) <= _SOLE_REFS + posthooks_hold and grad.grad_fn is None and data.is_contiguous()
-            and _storage_users(data) <= 1 + (data._base is not None))
+            and _storage_use_count is not None
+            and _storage_use_count(data.untyped_storage()._cdata) - 1 <= 1 + (data._base is not None))
 
 
 def _sole_refs():
@@ -239,9 +241,9 @@ def _sole_refs():
 _SOLE_REFS = _sole_refs()
 
 
-def _storage_users(data):
-    count = getattr(torch._C, "_storage_Use_Count", None)
-    return count(data.untyped_storage()._cdata) - 1 if count else sys.maxsize
+_storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
+"""torch's count of a storage's users (one more while ``untyped_storage()``'s result lives); None in a
+torch without it, where no gradient counts as owned."""
 
 
 class BackwardFunction(Node):
