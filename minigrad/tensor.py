@@ -221,7 +221,7 @@ class Tensor(TensorOps, MoreTensorOps):
         return (accumulator, 0)
 
     def new_ones(self, size):
-        """Ones of ``size`` with this tensor's dtype and device (what backward() starts from)."""
+        """Ones of ``size`` with this tensor's dtype and device."""
         return Tensor(self._data.new_ones(size))
 
     def new_zeros(self, size):

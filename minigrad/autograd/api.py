@@ -35,7 +35,8 @@ def _input_edges(inputs, retain_grad=False):
 
 
 def _make_grads(outputs, grad_outputs):
-    """The gradient each output starts with: ones for a one-element output, else the caller's."""
+    """The gradient each output starts with: ones like a one-element output (as torch's ``ones_like``), else
+    the caller's."""
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if isinstance(out, GradientEdge):
@@ -43,9 +44,9 @@ def _make_grads(outputs, grad_outputs):
             continue
         if grad is None:
             if out._requires_grad:
-                if out.numel() != 1:
+                if out._data.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                grad = out.new_ones(out.shape)
+                grad = constant(torch.ones_like(out._data))
         elif grad.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
                                f"output[{i}] has a shape of {out.shape}.")
@@ -67,14 +68,15 @@ def _edge_grad(edge, grad, i):
     return grad
 
 
-def _validated(outputs, grads):
+def _validated(outputs, grads, given):
     """The gradients backward starts from, checked as torch's engine checks them (as any node's,
-    ``engine.validate_outputs``): each cast to its output's dtype (a float32 gradient for a float64
-    output), and on its output's device, where a 0-dim one is moved (a CPU ``tensor(1.)`` for a loss
-    on CUDA), and any other is refused."""
+    ``engine.validate_outputs``): each the caller ``given`` cast to its output's dtype (a float32
+    gradient for a float64 output), and on its output's device, where a 0-dim one is moved (a CPU
+    ``tensor(1.)`` for a loss on CUDA), and any other is refused. Those ``_make_grads`` made are
+    like their outputs already."""
     moved = list(grads)
-    for i, (out, grad) in enumerate(zip(outputs, grads)):
-        if grad is None:
+    for i, (out, grad, given_grad) in enumerate(zip(outputs, grads, given)):
+        if given_grad is None:
             continue
         if isinstance(out, GradientEdge):
             _, dtype, device = output_metadata(out, i)
@@ -156,7 +158,7 @@ def prepare_backward(tensors, grad_tensors=None, retain_graph=None, create_graph
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
-    return (*_from_one_root(_roots(tensors), _validated(tensors, grads)), retain_graph)
+    return (*_from_one_root(_roots(tensors), _validated(tensors, grads, grad_tensors)), retain_graph)
 
 
 _warned_create_graph = []
@@ -202,7 +204,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for edge in edges:
         slot = captures.setdefault(edge, [])
         slots.append(slot)
-    roots, grads = _from_one_root(_roots(outputs), _validated(outputs, grads))
+    roots, grads = _from_one_root(_roots(outputs), _validated(outputs, grads, grad_outputs))
     if not inputs:  # before torch 2.13, the engine's check, after the roots and their gradients
         raise ValueError("grad requires non-empty inputs.")
     engine.run_backward(roots, grads, retain_graph, create_graph, captures)
