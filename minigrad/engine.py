@@ -345,8 +345,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     def call(node, grads):
         # Each node runs under the saved-tensor hooks in force when backward started, as in torch (its
         # ThreadLocalStateGuard): hooks an unpack hook entered or left end with the node.
-        if state.saved_tensors_hooks is not hooks:
-            state.saved_tensors_hooks = hooks
+        if modes["saved_tensors_hooks"] is not hooks:
+            modes["saved_tensors_hooks"] = hooks
         if needed is not None and node not in needed:
             if captures is not None and node in targets:
                 if node._tensor_pre_hooks or node._retains_grad_hooks:
@@ -370,23 +370,23 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     def observed(node, grads):
         return observer(node, grads, lambda: call(node, grads))
 
-    state = grad_mode._state
-    hooks = state.saved_tensors_hooks
-    reentrant = state.graph_task is not None
-    if reentrant and state.reentrant_depth >= MAX_DEPTH:
+    modes = vars(grad_mode._state)  # this thread's autograd state (see _State)
+    hooks = modes["saved_tensors_hooks"]
+    reentrant = modes["graph_task"] is not None
+    if reentrant and modes["reentrant_depth"] >= MAX_DEPTH:
         return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
                                 inputs)
-    previous = state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth, hooks
+    previous = modes["grad_enabled"], modes["graph_task"], modes["checkpoint_valid"], modes["reentrant_depth"], hooks
     task = GraphTask(roots, needed, targets if captures is not None else ())
-    state.grad_enabled, state.graph_task = create_graph, task
-    state.checkpoint_valid = state.checkpoint_valid and needed is None
-    state.reentrant_depth += reentrant
+    modes["grad_enabled"], modes["graph_task"] = create_graph, task
+    modes["checkpoint_valid"] = previous[2] and needed is None
+    modes["reentrant_depth"] += reentrant
     try:
         backprop(roots, root_grads, call if observer is None else observed)
         task.run_final_callbacks()
     finally:
-        (state.grad_enabled, state.graph_task, state.checkpoint_valid, state.reentrant_depth,
-         state.saved_tensors_hooks) = previous
+        (modes["grad_enabled"], modes["graph_task"], modes["checkpoint_valid"], modes["reentrant_depth"],
+         modes["saved_tensors_hooks"]) = previous
 
 
 MAX_DEPTH = 60

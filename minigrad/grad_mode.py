@@ -36,10 +36,12 @@ class _State(threading.local):
     autocast_nesting = 0
 
     def __init__(self):
-        """Each thread's own dict holds the two grad modes and the saved-tensor hooks from the start, so
-        that ``Function.apply`` reads and sets them there (``_state.__dict__``): one thread-local lookup
-        per op, where each attribute of a threading.local costs about as much as that lookup."""
-        self.grad_enabled, self.inference, self.saved_tensors_hooks = True, False, ()
+        """Each thread's own dict holds the two grad modes and what the engine keeps of a backward
+        from the start, so that ``Function.apply`` and ``engine.run_backward`` read and set them there
+        (``_state.__dict__``): one thread-local lookup per op or backward, where each attribute of a
+        threading.local costs about as much as that lookup."""
+        vars(self).update({name: getattr(_State, name) for name in (
+            "grad_enabled", "inference", "saved_tensors_hooks", "graph_task", "checkpoint_valid", "reentrant_depth")})
 
 
 _state = _State()
