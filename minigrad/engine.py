@@ -329,9 +329,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     included) and returns its gradients for ``node.next_functions``; the observer returns what
     ``run()`` returned. It watches the one engine loop, ``backprop``, rather than copying it.
     """
-    targets = {n for n, _ in (captures if captures is not None else inputs or ())}
-    needed = None
+    targets = needed = None
     if captures is not None or inputs is not None:
+        targets = {n for n, _ in (captures if captures is not None else inputs)}
         needed = nodes_leading_to([n for n, _ in roots], targets)
         if inputs is not None:
             needed |= targets
