@@ -108,8 +108,7 @@ def _inputs_tuple(inputs, caller):
 def _from_one_root(roots, grads):
     """The roots and their gradients as the engine takes them: where a node is among the roots more
     than once, one GraphRoot leading to them all, as torch's engine starts."""
-    nodes = [node for node, _ in roots]
-    if len(set(nodes)) == len(nodes):
+    if len(roots) == 1 or len({node for node, _ in roots}) == len(roots):  # (one root can't repeat)
         return roots, grads
     return [(GraphRoot(roots), 0)], [grads]
 
