@@ -355,7 +355,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
             return (None,) * len(node.next_functions)
         if captures is not None and node in targets:
             capture(node, grads)
-        if node._tensor_pre_hooks or node._retains_grad_hooks or node._pre_hooks:
+        if node._has_pre_hooks:
             grads = _call_pre_hooks(node, grads)
         if grads[0] is None and _all_none(grads):  # (most nodes get one gradient: a call only where it is None)
             # No gradient reached it, so it has none to give. torch calls it anyway, and frees

@@ -44,6 +44,9 @@ class Node:
     """``{output_nr: hook}`` for the outputs that ``retain_grad()``."""
     _pre_hooks = _post_hooks = None
     """``register_prehook``'s and ``register_hook``'s hooks, in order."""
+    _has_pre_hooks = False
+    """Set once a hook that runs before the node (any of the three above) is registered: the one thing
+    the engine tests per node."""
     _metadata = None
     _casts_own_input = False
     """Whether the node casts the gradient it takes itself (a leaf's AccumulateGrad, once its grad_dtype
@@ -78,7 +81,7 @@ class Node:
     def register_prehook(self, hook):
         """``hook(grad_outputs)`` runs before the node, and may return new ``grad_outputs``."""
         if self._pre_hooks is None:
-            self._pre_hooks = []
+            self._pre_hooks, self._has_pre_hooks = [], True
         self._pre_hooks.append(hook)
         return RemovableHandle(self._pre_hooks, hook)
 
@@ -145,6 +148,10 @@ class AccumulateGrad(Node):
 
     Its sequence number is the largest possible (torch's UINT64_MAX), so a ready AccumulateGrad runs first.
     """
+
+    _has_pre_hooks = True
+    """The leaf's hooks are registered on the leaf (``Tensor._hooks``), out of the node's sight: the
+    engine always looks."""
 
     def __init__(self, variable):
         Node.__init__(self, UINT64_MAX)

@@ -282,7 +282,7 @@ class Tensor(TensorOps, MoreTensorOps):
                 tensor._grad = grad.detach().clone() if tensor._grad is None else tensor._grad + grad.detach()
 
         if node._retains_grad_hooks is None:
-            node._retains_grad_hooks = {}
+            node._retains_grad_hooks, node._has_pre_hooks = {}, True
         node._retains_grad_hooks[output_nr] = retain
 
     def _take_history(self, node, output_nr):
@@ -295,7 +295,7 @@ class Tensor(TensorOps, MoreTensorOps):
         retain = self._retains_grad and old is not None and (old._retains_grad_hooks or {}).pop(old_output_nr, None)
         if retain:
             if node._retains_grad_hooks is None:
-                node._retains_grad_hooks = {}
+                node._retains_grad_hooks, node._has_pre_hooks = {}, True
             node._retains_grad_hooks[output_nr] = retain
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -320,7 +320,7 @@ class Tensor(TensorOps, MoreTensorOps):
         else:
             node = self.grad_fn
             if node._tensor_pre_hooks is None:
-                node._tensor_pre_hooks = {}
+                node._tensor_pre_hooks, node._has_pre_hooks = {}, True
             hooks = node._tensor_pre_hooks.setdefault(self._output_nr, [])
         hooks.append(hook)
         return RemovableHandle(hooks, hook)
