@@ -482,7 +482,11 @@ class Function:
         if enabled:
             needs = _needs_input_grad(inputs)
             record = True in needs and not (is_view and args[0]._is_inference)
-        ctx = cls._backward_cls(inputs, needs) if record else _ForwardContext(inputs, cls)
+        if record:
+            ctx = cls._backward_cls(inputs, needs)
+        else:  # (_ForwardContext has no __init__: see there)
+            ctx = _ForwardContext()
+            ctx._inputs, ctx._forward_cls = inputs, cls
         if enabled:
             modes["grad_enabled"] = False
         try:
@@ -528,15 +532,13 @@ def _needs_input_grad(inputs):
 
 
 class _ForwardContext:
-    """The ``ctx`` of a forward that records nothing (grad mode off, or no input requires grad)."""
+    """The ``ctx`` of a forward that records nothing (grad mode off, or no input requires grad).
+    Function.apply sets its two fields, ``_inputs`` and ``_forward_cls`` (the Function this forward
+    runs for: the grader's guards tell a learner's ctx by it), itself: an ``__init__`` in Python
+    would cost a frame on every op that records nothing (all those of a backward)."""
 
     _dirty = _non_differentiable = ()
     _to_save = None
-
-    def __init__(self, inputs, forward_cls):
-        self._inputs = inputs
-        self._forward_cls = forward_cls
-        """The Function this forward runs for (the grader's guards tell a learner's ctx by it)."""
 
     @property
     def needs_input_grad(self):
