@@ -49,10 +49,13 @@ _state = _State()
 
 class _Anomaly:
     """``autograd.detect_anomaly``: nodes remember where the forward made them; ``check_nan`` makes
-    backward fail at the first node that returns NaN."""
+    backward fail at the first node that returns NaN. Both are the instance's own attributes, not the
+    class's defaults: ``enabled`` is read for every node made and run, and Python reads an instance's
+    own attribute faster."""
 
-    enabled = False
-    check_nan = True
+    def __init__(self):
+        self.enabled = False
+        self.check_nan = True
 
 
 anomaly = _Anomaly()
