@@ -68,7 +68,7 @@ class Hub:
         self.log = open(state / "hub.log", "wb")
         self.process = subprocess.Popen([str(ROOT / "hub" / "start.sh")], env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # hub/start.sh opens the hub once the zygote serves
         while True:
             try:
                 self.call("GET", "hub/api/")

@@ -51,6 +51,7 @@ READ_SECONDS = 60
 
 def serve(path):
     """As root: import what kernels and Validates import, then fork per connection on ``path``."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # hub/start.sh's process is the hub: end with it, imports and all
     import IPython.core.interactiveshell  # noqa: F401 - each import is here for every fork to share
     import ipykernel.kernelapp  # noqa: F401
     import nbgrader.apps  # noqa: F401
@@ -58,7 +59,6 @@ def serve(path):
     import torch._dynamo  # noqa: F401 - torch imports these on first use (checkpoints, optimizers, ...)
     import torch.fx.experimental.symbolic_shapes  # noqa: F401 - (backward(gradient), autograd.grad)
     gc.freeze()  # the collector never writes into what the forks share
-    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # hub/start.sh's process is the hub: end with it
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the jobs, orphaned when their first fork ends, are reaped here
     signal.signal(signal.SIGCHLD, _reap)
     signal.signal(signal.SIGTERM, lambda number, frame: _end(path))

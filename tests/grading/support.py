@@ -163,9 +163,9 @@ def free_port():
 
 
 def wait_until_up(server, url, log, what):
-    """Wait until ``url`` answers; if it does not within a minute, or ``server`` (a process leading
+    """Wait until ``url`` answers; if it does not within two minutes, or ``server`` (a process leading
     its own group) ends first, kill its group and fail with its ``log``."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while True:
         try:
             urllib.request.urlopen(url, timeout=2)
