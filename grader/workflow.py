@@ -96,7 +96,7 @@ def register(root=ROOT, exercises=None):
 
 def collect(exercise, root=ROOT):
     """Take the learners' submissions from the exchange; says how many were new or newer."""
-    register(root)
+    register(root, [exercise])
     log = _checked(course_api(root).collect(exercise), f"collecting {exercise}").get("log") or ""
     new, updated = log.count("Collecting submission:"), log.count("Updating submission:")
     return f"collected {new + updated} submission{'' if new + updated == 1 else 's'} of {exercise} ({new} new, {updated} updated)"
