@@ -11,7 +11,7 @@ import warnings
 
 import torch
 
-from . import grad_mode
+from . import grad_mode, releases
 
 Tensor = None
 """minigrad's Tensor, assigned by function.py (importing it here would close a second cycle)."""
@@ -27,6 +27,10 @@ ERR_DIRTY_VIEW_OF_MANY = (
     "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
     "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
     "need help to do this change.")
+ERR_INPUT_RETURNED_AS_IS_SAVED = (
+    f"{'An' if releases.INPUT_RETURNED_AS_IS_SAYS_AN else 'A'} input that has been returned as-is as output is being "
+    "saved for backward. This is not supported if you override setup_context. You should return and save a view "
+    "of the input instead, e.g. with x.view_as(x) or setup ctx inside the forward function itself.")
 ERR_SAVED_ACCESSED_TWICE = (
     "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on the "
     "autograd.Function. Either access saved_tensors only once, or set clear_saved_tensors_on_access=False.")
@@ -46,7 +50,8 @@ def wrap_outputs(ctx, record, inputs, out):
     output gets the node as grad_fn (``output_nr``: its position), unless marked non-differentiable;
     a tensor marked dirty is itself the output (moved onto the node, as an in-place op moves it, its
     base onto a CopySlices node when it is a view); an input returned as it is comes back as a view
-    of it; a view made in forward comes back as it is (a differentiable one with the node as grad_fn);
+    of it (saved as the input itself); a view made in forward comes back as it is (a differentiable
+    one with the node as grad_fn); an output with no gradient as ``_without_history`` makes it;
     other values pass through.
     As in torch, a view among the outputs may not be edited in place ("function", or "multi_output"
     where the Function has several differentiable outputs: ``views.creation_error``).
@@ -60,7 +65,7 @@ def wrap_outputs(ctx, record, inputs, out):
     for tensor in dirty:
         if tensor._version_counter is not None:  # an inference tensor has none to bump
             tensor._version_counter.version += 1
-    results, infos, differentiable_outputs = [], [], 0
+    results, infos, saved_as, differentiable_outputs = [], [], [], 0
     for output_nr, value in enumerate(outputs):
         if isinstance(value, torch.Tensor):
             value = Tensor(value)
@@ -70,39 +75,41 @@ def wrap_outputs(ctx, record, inputs, out):
             continue
         dirty_view = False
         is_input = any(value is i for i in inputs)
-        differentiable = not any(value is n for n in ctx._non_differentiable)
+        is_dirty = any(value is d for d in dirty)
+        differentiable = record and not any(value is n for n in ctx._non_differentiable)
         first = next(i for i, earlier in enumerate(outputs) if earlier is outputs[output_nr])
         if first < output_nr:
             result = results[first]  # the same tensor twice is one output, in the last place, as in torch
-        elif any(value is d for d in dirty):
-            dirty_view = record and _check_dirty(value, is_input, len(outputs))
+        elif not differentiable:
+            result = _without_history(ctx, value, is_input, is_dirty)
+        elif is_dirty:
+            dirty_view = _check_dirty(value, is_input, len(outputs))
             result = value
-        elif value._view is not None and not is_input and (differentiable or not record):
+        elif is_input:
+            _check_not_saved_by_setup_context(ctx, value)
+            result = _alias(value)
+        elif value._view is not None:
             result = value  # a view made in forward stays one (torch's IN_CUSTOM_FUNCTION views)
-            value._view.creation_mode = "function"
-            if record and value._version_counter is not None:  # torch's set_gradient_edge: the node is right for now
+            if value._version_counter is not None:  # torch's set_gradient_edge: the node is right for now
                 value._view.version = value._version_counter.version
-        elif is_input or value._view is not None or value._node is not None:
-            source = value
-            result = Tensor(source._data)
-            if is_input:
-                result._become_view_of(source)
-                result._view.creation_mode = "function"
-            else:
-                result._version_counter = source._version_counter
+        elif value._node is not None:
+            result = Tensor(value._data)
+            result._version_counter = value._version_counter
         else:
             result = value
-        differentiable_outputs += record and differentiable
+        if result._view is not None and not (is_input and is_dirty):
+            result._view.creation_mode = "function"
+        differentiable_outputs += differentiable
         if dirty_view:
             result._edited_in_place_by(ctx)
-        elif record and differentiable:
+        elif differentiable:
             result._node, result._output_nr, result._requires_grad = ctx, output_nr, True
-        elif not differentiable:
-            result._requires_grad = False
         if grad_mode._state.inference and result._view is None:
             result._is_inference, result._version_counter = True, None
         results.append(result)
         infos.append(OutputInfo(result._data))
+        if record and (not is_input or is_dirty):  # an input returned as it is is saved as it is, not its alias
+            saved_as.append((outputs[output_nr], result, dirty_view or result._node is ctx))
     if not all(any(tensor is output for output in outputs) for tensor in dirty):
         raise RuntimeError(ERR_DIRTY_NOT_RETURNED)
     if differentiable_outputs > 1:  # then none of the views among the outputs may be edited in place
@@ -115,8 +122,43 @@ def wrap_outputs(ctx, record, inputs, out):
         if len(outputs) > 1 or ctx._non_differentiable:
             ctx._outputs = infos
         if ctx._to_save:
-            ctx._save(outputs, results)
+            ctx._save(saved_as)
     return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+def _without_history(ctx, value, is_input, is_dirty):
+    """An output that gets no gradient (marked non-differentiable, or nothing records), as torch makes
+    it: an input comes back detached, or, when it needs no grad, as an alias (unless changed in place);
+    any other tensor that is not a view loses its history; a view stays as it is (made from a tensor
+    that requires grad, it still does, as a view made under no_grad)."""
+    if not value.requires_grad:
+        if not is_input or is_dirty:
+            return value
+        _check_not_saved_by_setup_context(ctx, value)
+        return _alias(value)
+    if value._view is not None and not is_input:
+        return value
+    if is_input or value._node is not None:
+        result = Tensor(value._data)
+        result._version_counter = value._version_counter
+        return result
+    value._requires_grad = False  # a leaf that requires grad, returned by forward: torch's detach_()
+    return value
+
+
+def _alias(tensor):
+    """An input returned as it is comes back as a new view of it (torch's ``view_as(self)``), which can
+    take the node as its grad_fn without changing the input."""
+    result = Tensor(tensor._data)
+    result._become_view_of(tensor)
+    return result
+
+
+def _check_not_saved_by_setup_context(ctx, tensor):
+    """torch refuses to save an input returned as it is when setup_context saved it (it would have to
+    save the alias that forward never saw)."""
+    if ctx._forward_cls._separate_setup and any(tensor is t for t in ctx._to_save or ()):
+        raise RuntimeError(ERR_INPUT_RETURNED_AS_IS_SAVED)
 
 
 def _check_dirty(tensor, is_input, output_count):

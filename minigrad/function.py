@@ -305,20 +305,22 @@ class BackwardFunction(Node):
     def _output_count(self):
         return 1 if self._outputs is None else len(self._outputs)
 
-    def _save(self, outputs, results, hooks=None):
-        """Wrap what forward passed to save_for_backward: each of its ``outputs`` (as forward returned
-        it) is saved as the tensor apply returns for it in ``results``, under the saved-tensor ``hooks``
-        (see save). The node lets go of the tensors first: should a pack hook raise
-        (checkpoint's early stop does), no output is left in a cycle with its node."""
+    def _save(self, outputs, hooks=None):
+        """Wrap what forward passed to save_for_backward, under the saved-tensor ``hooks`` (see save).
+        ``outputs``: ``(returned, result, is_output)`` for each output, ``returned`` as forward returned
+        it, ``result`` what apply returns for it; a tensor forward returned is saved as its result, as
+        an output of this node if ``is_output`` (it has this node as grad_fn, torch's test). The node
+        lets go of the tensors first: should a pack hook raise (checkpoint's early stop does), no output
+        is left in a cycle with its node."""
         saved, to_save = [], self._to_save
         self._to_save = None
         for t in to_save:
             if t is None:
                 saved.append(None)
                 continue
-            for output, result in zip(outputs, results):
-                if t is output or t is result:
-                    t, is_output = result, True
+            for returned, result, is_output in outputs:
+                if t is returned or t is result:
+                    t = result
                     break
             else:
                 is_output = False
@@ -507,7 +509,7 @@ class Function:
         elif is_view or modes["inference"]:
             result._is_inference, result._version_counter = True, None
         if record and ctx._to_save:
-            ctx._save((out,), (result,), modes["saved_tensors_hooks"])
+            ctx._save(((out, result, True),), modes["saved_tensors_hooks"])
         return result
 
     @classmethod
@@ -547,7 +549,9 @@ class _ForwardContext:
         return _needs_input_grad(self._inputs)
 
     def save_for_backward(self, *tensors):
-        pass
+        """Kept only for apply's check of a Function with setup_context, which torch makes with or
+        without a graph (custom_function.wrap_outputs)."""
+        self._to_save = tensors
 
     mark_dirty = BackwardFunction.mark_dirty
     mark_non_differentiable = BackwardFunction.mark_non_differentiable

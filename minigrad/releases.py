@@ -16,6 +16,9 @@ SHORT_NODE_NAMES_IN_ERRORS = RELEASE >= (2, 13)
 """The version and view errors name a node by its op ("output 0 of Exp"); before, by its name
 ("output 0 of ExpBackward0")."""
 
+INPUT_RETURNED_AS_IS_SAYS_AN = RELEASE >= (2, 13)
+"""The error for saving, with setup_context, an input returned as it is starts "An input"; before, "A input"."""
+
 UNUSED_INPUT_BY_INDEX = RELEASE >= (2, 13)
 """autograd.grad's error for an unused input names its index ("The differentiated Tensor at index
 1 appears ..."); before: "One of the differentiated Tensors appears ..."."""
