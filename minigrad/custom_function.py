@@ -67,8 +67,10 @@ def wrap_outputs(ctx, record, inputs, out):
             tensor._version_counter.version += 1
     results, infos, saved_as, differentiable_outputs = [], [], [], 0
     for output_nr, value in enumerate(outputs):
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, torch.Tensor):  # storage an op of minigrad's returned: a new tensor of this mode
             value = Tensor(value)
+            if grad_mode._state.inference:
+                value._is_inference, value._version_counter = True, None
         if not isinstance(value, Tensor):
             results.append(value)
             infos.append(None)
@@ -78,8 +80,9 @@ def wrap_outputs(ctx, record, inputs, out):
         is_dirty = any(value is d for d in dirty)
         differentiable = record and not any(value is n for n in ctx._non_differentiable)
         first = next(i for i, earlier in enumerate(outputs) if earlier is outputs[output_nr])
-        if first < output_nr:
+        if first < output_nr and (is_dirty or not is_input):
             result = results[first]  # the same tensor twice is one output, in the last place, as in torch
+            # (but an input returned twice as it is comes back as two aliases, one per place)
         elif not differentiable:
             result = _without_history(ctx, value, is_input, is_dirty)
         elif is_dirty:
@@ -104,8 +107,6 @@ def wrap_outputs(ctx, record, inputs, out):
             result._edited_in_place_by(ctx)
         elif differentiable:
             result._node, result._output_nr, result._requires_grad = ctx, output_nr, True
-        if grad_mode._state.inference and result._view is None:
-            result._is_inference, result._version_counter = True, None
         results.append(result)
         infos.append(OutputInfo(result._data))
         if record and (not is_input or is_dirty):  # an input returned as it is is saved as it is, not its alias
@@ -140,7 +141,7 @@ def _without_history(ctx, value, is_input, is_dirty):
         return value
     if is_input or value._node is not None:
         result = Tensor(value._data)
-        result._version_counter = value._version_counter
+        result._version_counter, result._is_inference = value._version_counter, value._is_inference
         return result
     value._requires_grad = False  # a leaf that requires grad, returned by forward: torch's detach_()
     return value
@@ -148,9 +149,13 @@ def _without_history(ctx, value, is_input, is_dirty):
 
 def _alias(tensor):
     """An input returned as it is comes back as a new view of it (torch's ``view_as(self)``), which can
-    take the node as its grad_fn without changing the input."""
+    take the node as its grad_fn without changing the input (of an inference tensor: an inference
+    tensor, which is no view)."""
     result = Tensor(tensor._data)
-    result._become_view_of(tensor)
+    if tensor._is_inference:
+        result._is_inference, result._version_counter = True, None
+    else:
+        result._become_view_of(tensor)
     return result
 
 

@@ -115,3 +115,58 @@ def test_a_saved_non_differentiable_output_is_saved_as_any_tensor():
     version error does not call it "output 0 of TwoOutputs"."""
     assert_same(saved_non_differentiable_output)
 
+
+
+def input_returned_twice(torch):
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x, x
+
+        @staticmethod
+        def backward(ctx, grad_first, grad_second):
+            seen.append((grad_first is None, grad_second is None))
+            return grad_first if grad_second is None else grad_second
+
+    seen = []
+    x = torch.ones(2, requires_grad=True)
+    first, second = Twice.apply(x)
+    first.sum().backward()
+    return first is second, first.output_nr, second.output_nr, seen, x.grad
+
+
+def test_an_input_returned_twice_comes_back_as_two_aliases():
+    """Unlike any other tensor returned twice (one output, in its last place): each place gets its own
+    view of the input, and so its own gradient."""
+    assert_same(input_returned_twice)
+
+
+def applied_in_a_mode(torch, returns, non_differentiable, source, mode):
+    if source == "an inference tensor":
+        with torch.inference_mode():
+            x = torch.ones(2)
+    else:
+        x = torch.ones(2, requires_grad=source == "a tensor that requires grad")
+        x = x.clone() if returns.endswith("changed in place") else x
+    forward = function(torch, returns, non_differentiable, False, "the input", {})
+    with {"inference_mode": torch.inference_mode, "no_grad": torch.no_grad, "grad": torch.enable_grad}[mode]():
+        y = forward.apply(x)
+    seen = [y.requires_grad, y._is_view(), y is x, y.is_inference(), y.grad_fn and y.grad_fn.name(),
+            x.is_inference() or x._version]
+    try:
+        y.add_(1)  # outside the mode: refused for an inference tensor
+    except RuntimeError as error:
+        seen.append(error)
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["inference_mode", "no_grad", "grad"])
+@pytest.mark.parametrize("source", ["an inference tensor", "a tensor that requires grad", "a tensor"])
+@pytest.mark.parametrize("non_differentiable", [False, True], ids=["", "non-differentiable"])
+@pytest.mark.parametrize("returns", RETURNS)
+def test_each_kind_of_output_in_each_mode(returns, non_differentiable, source, mode):
+    """Only what forward made in inference mode is an inference tensor: an input changed in place
+    there stays a normal tensor, an input returned as it is comes back a normal tensor (detached, or a
+    view), and an inference tensor's alias is an inference tensor, not a view."""
+    assert_same(applied_in_a_mode, returns, non_differentiable, source, mode)
