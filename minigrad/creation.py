@@ -5,6 +5,19 @@ from . import grad_mode
 from .tensor import Tensor
 
 
+def _made(torch_fn, args, kwargs):
+    """``torch_fn(*args, **kwargs)`` and whether the tensor requires grad. A ``requires_grad`` that is
+    a bool is minigrad's (torch's autograd records nothing); any other goes to torch's parser with the
+    other keywords as given, which refuses it in its words (or, where it takes None, makes a tensor
+    that does not require grad)."""
+    requires_grad = kwargs.get("requires_grad", False)
+    if type(requires_grad) is bool:
+        kwargs.pop("requires_grad", None)
+        return torch_fn(*args, **kwargs), requires_grad
+    data = torch_fn(*args, **kwargs)
+    return data.detach(), data.requires_grad
+
+
 def _new(data, requires_grad):
     if requires_grad and not (data.is_floating_point() or data.is_complex()):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -25,13 +38,17 @@ def _storage_of(data):
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     data = _storage_of(data)
-    storage = data.detach().clone() if isinstance(data, torch.Tensor) else torch.tensor(data, dtype=dtype, device=device)
+    if isinstance(data, torch.Tensor):
+        storage = data.detach().clone()
+    else:
+        storage, requires_grad = _made(torch.tensor, (data,), {"dtype": dtype, "device": device,
+                                                               "requires_grad": requires_grad})
     return _new(storage.to(dtype=dtype, device=device), requires_grad)
 
 
 def _factory(torch_fn):
-    def create(*size, dtype=None, device=None, requires_grad=False, **kwargs):
-        return _new(torch_fn(*size, dtype=dtype, device=device, **kwargs), requires_grad)
+    def create(*size, **kwargs):  # the keywords as given: torch's errors list them so
+        return _new(*_made(torch_fn, size, kwargs))
     create.__name__ = torch_fn.__name__
     create.__doc__ = f"torch.{torch_fn.__name__}, returning a minigrad Tensor."
     return create
@@ -52,7 +69,8 @@ randperm = _factory(torch.randperm)
 
 def _like_factory(torch_fn):
     def create(input, dtype=None, device=None, requires_grad=False):
-        return _new(torch_fn(input._data, dtype=dtype, device=device), requires_grad)
+        keywords = {"dtype": dtype, "device": device, "requires_grad": requires_grad}
+        return _new(*_made(torch_fn, (input._data,), keywords))
     create.__name__ = torch_fn.__name__
     create.__doc__ = f"torch.{torch_fn.__name__}, returning a minigrad Tensor."
     return create

@@ -162,6 +162,8 @@ class Tensor(TensorOps, MoreTensorOps):
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if value and not self._data.is_floating_point():
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
@@ -176,6 +178,9 @@ class Tensor(TensorOps, MoreTensorOps):
     """torch's dict of a tensor's hooks (``register_hook`` keeps minigrad's in ``_hooks``): kept, never called."""
 
     def requires_grad_(self, requires_grad=True):
+        if type(requires_grad) is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{type(requires_grad).__name__}")
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -185,7 +190,7 @@ class Tensor(TensorOps, MoreTensorOps):
             return self
         if requires_grad and not self._data.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        self._requires_grad = bool(requires_grad)
+        self._requires_grad = requires_grad
         return self
 
     @property

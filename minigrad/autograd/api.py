@@ -220,6 +220,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if value is None and materialize_grads:
             if isinstance(inputs[i], GradientEdge):
                 raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-            value = inputs[i].new_zeros(inputs[i].shape).requires_grad_(create_graph)
+            zeros = torch.zeros_like(inputs[i]._data, requires_grad=create_graph)  # torch's parser checks the flag
+            value = constant(zeros.detach()).requires_grad_(zeros.requires_grad)
         results.append(value)
     return tuple(results) if keys is None else dict(zip(keys, results))

@@ -59,7 +59,8 @@ def function(torch, returns, non_differentiable, setup_context, saves, seen):
 
 def applied(torch, returns, non_differentiable, setup_context, saves, grad_mode, requires_grad):
     leaf = torch.ones(2, requires_grad=requires_grad)
-    x = {"the input changed in place": leaf.clone(), "the input, a view, changed in place": leaf.clone()[:]}.get(returns, leaf)
+    x = {"the input changed in place": leaf.clone(),
+         "the input, a view, changed in place": leaf.clone()[:]}.get(returns, leaf)
     seen = {}
     with torch.set_grad_enabled(grad_mode):
         y = function(torch, returns, non_differentiable, setup_context, saves, seen).apply(x)

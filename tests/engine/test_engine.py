@@ -604,6 +604,10 @@ BAD_INPUTS = {
     "grad, unused inputs materialized with create_graph": lambda torch, x, out: [
         (g, g.requires_grad) for g in torch.autograd.grad(out, [x, torch.ones(3, requires_grad=True)],
                                                           materialize_grads=True, create_graph=True)],
+    "grad, an unused transposed input materialized": lambda torch, x, out: torch.autograd.grad(
+        out, [x, torch.ones(2, 3, requires_grad=True).t()], materialize_grads=True)[1].stride(),
+    "grad, unused inputs materialized with create_graph not a bool": lambda torch, x, out: torch.autograd.grad(
+        out, [x, torch.ones(3, requires_grad=True)], materialize_grads=True, create_graph=1),
 }
 
 

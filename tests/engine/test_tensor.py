@@ -421,3 +421,27 @@ def test_volatile_is_gone_with_torchs_warnings():
         return before, after, (x * 2).requires_grad, [(w.category.__name__, str(w.message), w.filename == __file__)
                                                        for w in caught]
     assert_same(scenario)
+
+
+REQUIRES_GRAD_TAKERS = {
+    "ones": lambda lib, value: lib.ones(2, requires_grad=value),
+    "randn, of several signatures": lambda lib, value: lib.randn(2, requires_grad=value),
+    "arange with a dtype": lambda lib, value: lib.arange(3.0, dtype=lib.float64, requires_grad=value),
+    "tensor": lambda lib, value: lib.tensor([1.0], requires_grad=value),
+    "zeros_like": lambda lib, value: lib.zeros_like(lib.ones(2), requires_grad=value),
+    "requires_grad_": lambda lib, value: lib.ones(2).requires_grad_(value),
+    "the requires_grad attribute": lambda lib, value: setattr(lib.ones(2), "requires_grad", value),
+}
+
+
+def requires_grad_of_a_type(lib, taker, value):
+    made = REQUIRES_GRAD_TAKERS[taker](lib, value)
+    return made is None or made.requires_grad
+
+
+@pytest.mark.parametrize("value", [True, 1, 0, None, "yes", 1.0], ids=repr)
+@pytest.mark.parametrize("taker", REQUIRES_GRAD_TAKERS)
+def test_requires_grad_must_be_a_bool(taker, value):
+    """torch takes only a bool (where it takes None, as no): anything else is refused in its words,
+    which for a function of several signatures list the arguments as given."""
+    assert_same(requires_grad_of_a_type, taker, value)
