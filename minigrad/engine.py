@@ -20,6 +20,9 @@ import torch
 
 from . import broadcast, grad_mode
 
+Tensor = None
+"""minigrad's Tensor, assigned by function.py (which imports this module) once it exists."""
+
 
 def runs_first(node, other):
     """The engine's order, torch's ``CompareNodeTaskTime``: of two ready nodes, the newer (higher
@@ -119,13 +122,13 @@ def _call_tensor_pre_hooks(node, grads):
     it), and they may not make one up."""
     hooks, retains = node._tensor_pre_hooks, node._retains_grad_hooks
     grads = list(grads)
+    if hooks:  # (the engine's list stops at the last output a gradient reached)
+        grads.extend([None] * (max(hooks) + 1 - len(grads)))
     for output_nr, grad in enumerate(grads):
         for hook in tuple((hooks or {}).get(output_nr, ())):
             result = hook(grad)
-            if result is not None:
-                if grad is None:
-                    raise RuntimeError("can't replace a None gradient with a non-None value")
-                grads[output_nr] = grad = result
+            if result is not None and result is not grad:
+                grads[output_nr] = grad = checked_hook_result(hook, grad, result)
         if grad is None:
             continue
         if retains and output_nr in retains:
@@ -139,10 +142,11 @@ def _call_pre_hooks(node, grads):
     if node._tensor_pre_hooks or node._retains_grad_hooks:
         grads = _call_tensor_pre_hooks(node, grads)
     for hook in tuple(node._pre_hooks or ()):
-        result = hook(tuple(grads))
-        if result is not None:
-            grads = list(_checked_hook_result(hook, result, len(grads)))
-    return grads
+        grads = tuple(grads)
+        result = hook(grads)
+        if result is not None and result is not grads:
+            grads = _checked_hook_results(hook, grads, result)
+    return list(grads)
 
 
 def _call_post_hooks(node, grad_inputs, grad_outputs):
@@ -150,17 +154,59 @@ def _call_post_hooks(node, grad_inputs, grad_outputs):
     grad_inputs = tuple(grad_inputs)
     for hook in tuple(node._post_hooks):
         result = hook(grad_inputs, grad_outputs)
-        if result is not None:
-            grad_inputs = _checked_hook_result(hook, result, len(grad_inputs))
+        if result is not None and result is not grad_inputs:
+            grad_inputs = _checked_hook_results(hook, grad_inputs, result)
     return grad_inputs
 
 
-def _checked_hook_result(hook, result, expected):
-    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-    if len(result) != expected:
-        raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of values "
-                           f"(got {len(result)}, but expected {expected})")
+def _checked_hook_results(hook, grads, results):
+    """What a node's hook returned in place of its tuple of ``grads``, checked as torch's
+    ``check_result`` checks it: a tuple of as many, each None (no gradient) or as ``checked_hook_result``
+    accepts."""
+    if not isinstance(results, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(results).__name__}'")
+    if len(results) != len(grads):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(results)}, but expected {len(grads)})")
+    for grad, result in zip(grads, results):
+        if result is not None:
+            checked_hook_result(hook, grad, result)
+    return results
+
+
+def checked_hook_result(hook, grad, result):
+    """``result``, what a hook returned in place of ``grad``, checked as torch's ``check_single_result``:
+    it may not make up a missing gradient, and must be a tensor of the same type, device and size."""
+    if grad is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    before, after = grad._data, result._data
+    if (before.dtype, before.device.type, before.layout) != (after.dtype, after.device.type, after.layout):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {_type_name(before)} "
+                           f"got {_type_name(after)})")
+    if before.shape != after.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     return result
+
+
+def _hook_name(hook):
+    """A hook as torch's errors name it: its ``__name__`` (a lambda's is "<lambda>"), else "<unknown>"."""
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+_LEGACY_TYPES = ("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double")
+
+
+def _type_name(data):
+    """A tensor's type as torch's ``toString`` writes it: "torch.FloatTensor" and "torch.cuda.FloatTensor"
+    for the eight legacy types on the CPU and CUDA, else device and scalar type ("CPUBFloat16Type",
+    "MetaFloatType")."""
+    scalar, device = torch.empty(0, dtype=data.dtype).type()[len("torch."):-len("Tensor")], data.device.type
+    if scalar in _LEGACY_TYPES and device in ("cpu", "cuda"):
+        return f"torch.{'cuda.' if device == 'cuda' else ''}{scalar}Tensor"
+    return f"{ {'cpu': 'CPU', 'cuda': 'CUDA'}.get(device, device.capitalize())}{scalar}Type"
 
 
 def _anomaly_report(node):

@@ -190,9 +190,13 @@ class AccumulateGrad(Node):
                 variable._grad = old + grad
             else:
                 old.add_(grad)
+        hooked = variable  # what each hook gets: the tensor, or what the hook before returned in its place
         for hook in tuple(variable._post_accumulate_grad_hooks or ()):
-            if hook(variable) is not None:
-                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+            result = hook(hooked)
+            if result is not None and result is not hooked:
+                hooked = engine.checked_hook_result(hook, hooked, result)
+        if hooked is not variable:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 
@@ -567,7 +571,7 @@ def constant(data):
 # Tensor's methods apply Functions (ops/, views.py). Imported last, when everything above exists.
 from .tensor import Tensor  # noqa: E402
 
-# saved_tensors.py and custom_function.py can't import this module (this module imports them): they get
+# saved_tensors.py, custom_function.py and engine.py can't import this module (this module imports them): they get
 # Tensor (and AccumulateGrad) here.
 saved_tensors.Tensor, saved_tensors.AccumulateGrad = Tensor, AccumulateGrad
-custom_function.Tensor = Tensor
+custom_function.Tensor = engine.Tensor = Tensor
