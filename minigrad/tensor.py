@@ -105,6 +105,13 @@ class Tensor(TensorOps, MoreTensorOps):
     def __len__(self):
         return len(self._data)
 
+    def __iter__(self):
+        """The tensor's rows, as torch's ``__iter__`` makes them: ``unbind(0)`` (each an output of an
+        UnbindBackward0, not a SelectBackward0); a 0-dim tensor has none."""
+        if self._data.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
     def is_floating_point(self):
         return self._data.is_floating_point()
 

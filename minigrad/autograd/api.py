@@ -4,7 +4,7 @@ from collections.abc import Mapping
 
 import torch
 
-from .. import engine, releases
+from .. import engine, function, releases
 from ..function import GraphRoot, constant
 from .gradient_edge import GradientEdge, output_metadata
 
@@ -12,10 +12,11 @@ __all__ = ["backward", "grad", "prepare_backward"]
 
 
 def _as_tuple(value):
-    """A tensor or a sequence of them (torch takes both) as a tuple; a GradientEdge, a named tuple, is one."""
+    """A tensor or an iterable of them (torch takes both) as a tuple; a GradientEdge, a named tuple, is
+    one. Anything else is taken as an iterable, as in torch (a number: "'float' object is not iterable")."""
     if value is None:
         return ()
-    return tuple(value) if isinstance(value, (list, tuple)) and not isinstance(value, GradientEdge) else (value,)
+    return (value,) if isinstance(value, (function.Tensor, GradientEdge)) else tuple(value)
 
 
 def _input_edges(inputs, retain_grad=False):
@@ -39,6 +40,8 @@ def _make_grads(outputs, grad_outputs):
     the caller's."""
     grads = []
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if grad is not None and not isinstance(grad, function.Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
         if isinstance(out, GradientEdge):
             grads.append(_edge_grad(out, grad, i))
             continue

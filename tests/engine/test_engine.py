@@ -604,6 +604,9 @@ BAD_INPUTS = {
     "grad, unused inputs materialized with create_graph": lambda torch, x, out: [
         (g, g.requires_grad) for g in torch.autograd.grad(out, [x, torch.ones(3, requires_grad=True)],
                                                           materialize_grads=True, create_graph=True)],
+    "backward, a list of numbers as the gradient": lambda torch, x, out: (x * 2).backward([1.0, 1.0]),
+    "grad, a number as the gradient of a gradient edge": lambda torch, x, out: torch.autograd.grad(
+        torch.autograd.graph.get_gradient_edge(out), x, grad_outputs=1.0),
     "grad, an unused transposed input materialized": lambda torch, x, out: torch.autograd.grad(
         out, [x, torch.ones(2, 3, requires_grad=True).t()], materialize_grads=True)[1].stride(),
     "grad, unused inputs materialized with create_graph not a bool": lambda torch, x, out: torch.autograd.grad(

@@ -445,3 +445,18 @@ def test_requires_grad_must_be_a_bool(taker, value):
     """torch takes only a bool (where it takes None, as no): anything else is refused in its words,
     which for a function of several signatures list the arguments as given."""
     assert_same(requires_grad_of_a_type, taker, value)
+
+
+def iterated(lib, dims):
+    x = lib.ones([2] * dims, requires_grad=True)
+    rows = list(x * 2)
+    rows[0].sum().backward()
+    try:
+        rows[1].add_(1)  # an output of a node of several views: refused
+    except RuntimeError as error:
+        return [row.grad_fn for row in rows], x.grad, error
+
+
+@pytest.mark.parametrize("dims", [0, 1, 2])
+def test_iterating_a_tensor_unbinds_it(dims):
+    assert_same(iterated, dims)
