@@ -187,6 +187,9 @@ class set_grad_enabled(_Mode):
     """Takes effect on construction (torch.set_grad_enabled(False) works as a call) and undoes it on exit."""
 
     def __init__(self, mode):
+        if type(mode) is not bool:
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
         self._args = (mode,)
         self._enter()
 

@@ -27,6 +27,8 @@ def _input_edges(inputs, retain_grad=False):
         if isinstance(tensor, GradientEdge):
             edges.append((tensor.node, tensor.output_nr))
             continue
+        if not isinstance(tensor, function.Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(tensor).__name__}")
         if retain_grad:
             tensor.retain_grad()
         if not tensor._requires_grad:
@@ -54,6 +56,8 @@ def _make_grads(outputs, grad_outputs):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
                                f"output[{i}] has a shape of {out.shape}.")
         grads.append(grad)
+    if len(grads) != len(outputs):  # (paired as zip pairs them: torch's engine then refuses too few)
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return grads
 
 
@@ -180,12 +184,13 @@ def _warn_create_graph_once():
             "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         materialize_grads=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` is left alone.
 
     An input the graph does not reach is an error unless ``allow_unused`` (its gradient: None), or
-    ``materialize_grads`` (zeros; it implies allow_unused). A dict of inputs gives a dict back."""
+    ``materialize_grads`` (zeros; it implies allow_unused). A dict of inputs gives a dict back.
+    ``only_inputs`` is ignored, with torch's warning; ``is_grads_batched`` (torch's vmap) is refused."""
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
                          "allow_unused=False.")
@@ -196,17 +201,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _inputs_tuple(inputs, "grad")
     if not inputs and releases.GRAD_REFUSES_EMPTY_INPUTS_FIRST:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
+    if is_grads_batched:
+        raise NotImplementedError("minigrad's autograd.grad has no vmap: is_grads_batched=True is not supported")
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    edges = _input_edges(inputs)
     grads = _make_grads(outputs, grad_outputs)
+    roots, grads = _from_one_root(_roots(outputs), _validated(outputs, grads, grad_outputs))
     captures = {}
     slots = []
-    for edge in edges:
+    for edge in _input_edges(inputs):
         slot = captures.setdefault(edge, [])
         slots.append(slot)
-    roots, grads = _from_one_root(_roots(outputs), _validated(outputs, grads, grad_outputs))
     if not inputs:  # before torch 2.13, the engine's check, after the roots and their gradients
         raise ValueError("grad requires non-empty inputs.")
     engine.run_backward(roots, grads, retain_graph, create_graph, captures)

@@ -45,8 +45,12 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean"):
-    """torch's graph: NllLossBackward0 on LogSoftmaxBackward0 over the class dim."""
-    if target.is_floating_point():
+    """torch's graph: NllLossBackward0 on LogSoftmaxBackward0 over the class dim. A target shaped like
+    the input holds class probabilities, as torch reads it (which minigrad does not take)."""
+    if target.shape == input.shape:
+        if not target.is_floating_point():
+            raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                               + torch.empty(0, dtype=target.dtype).type()[len("torch."):-len("Tensor")])
         raise NotImplementedError("minigrad's cross_entropy takes class indices as targets, not probabilities")
     if grad_mode._state.autocast_enabled:
         input, weight = autocast_mode.cast("cross_entropy_loss", input, weight)

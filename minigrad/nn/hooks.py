@@ -105,6 +105,8 @@ class BackwardHook:
         self.grad_outputs = None  # kept no longer: with create_graph it would hold the graph in a cycle
         return tuple(result[i] for i in self.input_tensors_index)
 
+    _input_hook.__name__ = "hook"  # as torch's errors name it (its BackwardHook's inner function)
+
     def _output_hook(self, _, grad_output):
         self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output, self.n_outputs)
         for pre_hook in self.user_pre_hooks:
@@ -128,6 +130,8 @@ class BackwardHook:
                                        "return None or None for all gradients.")
             self.grad_outputs = None
         return tuple(grad_outputs[i] for i in self.output_tensors_index)
+
+    _output_hook.__name__ = "hook"
 
 
 def call_with_hooks(module, *args, **kwargs):

@@ -604,6 +604,17 @@ BAD_INPUTS = {
     "grad, unused inputs materialized with create_graph": lambda torch, x, out: [
         (g, g.requires_grad) for g in torch.autograd.grad(out, [x, torch.ones(3, requires_grad=True)],
                                                           materialize_grads=True, create_graph=True)],
+    "backward, a number among the inputs": lambda torch, x, out: out.backward(inputs=[x, 1.0]),
+    "grad, a string among the inputs": lambda torch, x, out: torch.autograd.grad(out, ["x"]),
+    "grad, an input that needs no grad and a gradient of the wrong shape": lambda torch, x, out: torch.autograd.grad(
+        x * 2, [torch.ones(2)], grad_outputs=torch.ones(3)),
+    "grad, fewer gradients than outputs": lambda torch, x, out: torch.autograd.grad(
+        [out, (x * 3).sum()], x, grad_outputs=[torch.ones(())]),
+    "grad, more gradients than outputs": lambda torch, x, out: torch.autograd.grad(
+        out, x, grad_outputs=[torch.ones(()), torch.ones(())]),
+    "backward, fewer gradients than outputs": lambda torch, x, out: torch.autograd.backward(
+        [out, (x * 3).sum()], [torch.ones(())]),
+    "grad, is_grads_batched=False": lambda torch, x, out: torch.autograd.grad(out, x, is_grads_batched=False),
     "backward, a list of numbers as the gradient": lambda torch, x, out: (x * 2).backward([1.0, 1.0]),
     "grad, a number as the gradient of a gradient edge": lambda torch, x, out: torch.autograd.grad(
         torch.autograd.graph.get_gradient_edge(out), x, grad_outputs=1.0),
@@ -738,3 +749,22 @@ def nested_backwards(torch, depth, fail_at):
 def test_nested_backwards_deeper_than_the_stack(depth, fail_at):
     """150 deep on one stack: some 1200 of minigrad's frames, past Python's limit of 1000."""
     assert_same(nested_backwards, depth, fail_at)
+
+
+def only_inputs_false(torch):
+    x = torch.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grads = torch.autograd.grad((x * 2).sum(), x, only_inputs=False)
+    return grads, [(warning.category.__name__, str(warning.message)) for warning in caught]
+
+
+def test_only_inputs_is_ignored_with_a_warning():
+    assert_same(only_inputs_false)
+
+
+def test_batched_gradients_are_refused_clearly():
+    """torch runs them under vmap, which minigrad has not: a clear refusal, not a wrong answer."""
+    x = minigrad.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="is_grads_batched=True is not supported"):
+        minigrad.autograd.grad(x * 2, x, grad_outputs=minigrad.eye(2), is_grads_batched=True)

@@ -363,3 +363,13 @@ def test_set_multithreading_enabled():
         autograd.set_multithreading_enabled(True)
         return seen, x.grad
     assert_same(scenario)
+
+
+def set_grad_enabled_with(torch, value):
+    with torch.set_grad_enabled(value):
+        return (torch.ones(1, requires_grad=True) * 2).requires_grad
+
+
+@pytest.mark.parametrize("value", [True, False, 1, None, "no"], ids=repr)
+def test_set_grad_enabled_takes_a_bool(value):
+    assert_same(set_grad_enabled_with, value)

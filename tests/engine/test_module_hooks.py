@@ -211,3 +211,19 @@ def test_regular_backward_hooks_warn_where_torch_does(case):
             module(x, 3.0) if case == "non-tensor input" else module(x)
         return [(w.category.__name__, str(w.message)) for w in caught]
     assert_same(scenario)
+
+
+def module_hook_returning_the_wrong_size(torch, kind):
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(2, 2)
+    if kind == "backward hook":
+        linear.register_full_backward_hook(lambda module, grad_input, grad_output: (torch.ones(3),))
+    else:
+        linear.register_full_backward_pre_hook(lambda module, grad_output: (torch.ones(3),))
+    linear(torch.ones(1, 2, requires_grad=True)).sum().backward()
+
+
+@pytest.mark.parametrize("kind", ["backward hook", "backward pre-hook"])
+def test_a_module_hook_that_changes_a_gradients_size(kind):
+    """Refused by the check of the node hook that calls it, which torch's error names: 'hook'."""
+    assert_same(module_hook_returning_the_wrong_size, kind)

@@ -278,3 +278,22 @@ def buffers(torch):
 
 def test_buffers_are_kept_saved_loaded_and_moved_as_torch_does():
     assert_same(buffers)
+
+
+TARGETS = {
+    "class indices": lambda torch: torch.tensor([0, 2]),
+    "class indices as floats": lambda torch: torch.tensor([0.0, 2.0]),
+    "class indices as int32": lambda torch: torch.tensor([0, 2], dtype=torch.int32),
+    "integers shaped like the input": lambda torch: torch.zeros(2, 3, dtype=torch.int64),
+}
+
+
+def cross_entropy_of(torch, target):
+    return torch.nn.functional.cross_entropy(torch.ones(2, 3, requires_grad=True), TARGETS[target](torch))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_what_cross_entropy_takes_as_targets(target):
+    """A target shaped like the input holds probabilities (which must be floats); any other holds
+    class indices, of dtype int64 (or uint8)."""
+    assert_same(cross_entropy_of, target)

@@ -129,3 +129,16 @@ def optimizer_in_backward(lib, steps=3):
 
 def test_an_optimizer_stepped_in_backward_by_post_accumulate_grad_hooks():
     assert_same(optimizer_in_backward, close=True)
+
+
+def duplicate_parameters(torch):
+    import warnings
+    x = torch.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.optim.SGD([x, x], lr=0.1)
+    return [str(warning.message) for warning in caught]
+
+
+def test_a_group_with_a_parameter_twice_is_warned_about():
+    assert_same(duplicate_parameters)
