@@ -83,6 +83,18 @@ class TensorOps:
     def int(self):
         return self.to(torch.int32)
 
+    def long(self):
+        return self.to(torch.int64)
+
+    def half(self):
+        return self.to(torch.float16)
+
+    def bfloat16(self):
+        return self.to(torch.bfloat16)
+
+    def bool(self):
+        return self.to(torch.bool)
+
     def type(self, dtype=None, non_blocking=False):
         """``x.type()``: the name of x's legacy type (``'torch.FloatTensor'``). ``x.type(t)``, t a legacy
         type (``torch.cuda.IntTensor``), its name or a dtype: x ``to`` t's dtype, and t's device type when

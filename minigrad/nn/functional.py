@@ -1,4 +1,6 @@
 """``minigrad.nn.functional``: built from minigrad ops, with torch's node names and torch's kernels."""
+import warnings
+
 import torch
 
 from . import functional_ops as ops
@@ -73,12 +75,20 @@ def gelu(input, approximate="none"):
     return ops.Gelu.apply(input, approximate)
 
 
-def softmax(input, dim):
-    return input.softmax(dim)
+def softmax(input, dim=None):
+    return input.softmax(_implicit_dim("softmax", input) if dim is None else dim)
 
 
-def log_softmax(input, dim):
-    return input.log_softmax(dim)
+def log_softmax(input, dim=None):
+    return input.log_softmax(_implicit_dim("log_softmax", input) if dim is None else dim)
+
+
+def _implicit_dim(name, input):
+    """torch's choice of dim where none is given, with its deprecation warning: 0 for a 0-, 1- or 3-dim
+    input (one sample, or one image's channels), else 1."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", stacklevel=3)
+    return 0 if input.dim() in (0, 1, 3) else 1
 
 
 def dropout(input, p=0.5, training=True):

@@ -1,4 +1,6 @@
 """Item 7: the nn subset — Module, Parameter, Linear (torch's init), MSELoss, L1Loss — against torch."""
+import math
+
 import pytest
 
 from coursekit.testing import assert_same, graph_signature
@@ -297,3 +299,20 @@ def test_what_cross_entropy_takes_as_targets(target):
     """A target shaped like the input holds probabilities (which must be floats); any other holds
     class indices, of dtype int64 (or uint8)."""
     assert_same(cross_entropy_of, target)
+
+
+def softmax_without_a_dim(torch, name, dims):
+    import warnings
+    shape = [2, 3, 4][:dims]
+    x = torch.arange(float(math.prod(shape))).reshape(shape)
+    x.requires_grad_()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = getattr(torch.nn.functional, name)(x)
+    return y, y.grad_fn, [(warning.category.__name__, str(warning.message)) for warning in caught]
+
+
+@pytest.mark.parametrize("dims", [0, 1, 2, 3])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_without_a_dim_picks_torchs_with_a_warning(name, dims):
+    assert_same(softmax_without_a_dim, name, dims)

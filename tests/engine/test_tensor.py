@@ -70,6 +70,10 @@ def test_conversions_match_torch(name):
 
 LEGACY_TYPES = {
     "int": lambda lib, t: describe(t.int()),
+    "long": lambda lib, t: describe(t.long()),
+    "half": lambda lib, t: describe(t.half()),
+    "bfloat16": lambda lib, t: describe(t.bfloat16()),
+    "bool": lambda lib, t: describe(t.bool()),
     "type-name": lambda lib, t: t.type(),
     "type-of-a-legacy-type": lambda lib, t: describe(t.type(lib.FloatTensor)),
     "type-of-a-name": lambda lib, t: describe(t.type("torch.IntTensor")),
