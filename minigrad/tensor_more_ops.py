@@ -3,8 +3,9 @@ indexing ones, and is at its size limit): the value-selecting reductions (max, m
 whole or along a dim with their (values, indices)), ops whose outputs are integers or bools and have no
 gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, bucketize), the unique ops
 (whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
-the unsafe splits, and the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
-work too). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+the unsafe splits, the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
+work too), and what forum code reaches for beside them (clamp and its forms, permute, flatten, square,
+abs_, masked_fill_). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import types
 
 import torch
@@ -83,6 +84,52 @@ class MoreTensorOps:
     def trace(self):
         return ops.Trace.apply(self)
 
+    def clamp(self, min=None, max=None):
+        """Bounds as numbers (ClampBackward1; torch's error when both are None)."""
+        _number_bounds(min, max)
+        return ops.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        _number_bounds(min)
+        return ops.ClampMin.apply(self, min)
+
+    def clamp_max(self, max):
+        _number_bounds(max)
+        return ops.ClampMax.apply(self, max)
+
+    def clamp_(self, min=None, max=None):
+        """In place, as torch's: ClampBackward1 saves self before the edit (a copy of it)."""
+        _number_bounds(min, max)
+        return self._inplace(ops.Clamp, torch.Tensor.clamp_, min, max)
+
+    def permute(self, *dims):
+        """The dims in a new order, given one by one or as a sequence: a view (PermuteBackward0), with
+        torch's errors for a wrong count, a repeated dim or one out of range."""
+        dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
+        self._data.permute(dims)
+        return ops.Permute.apply(self, dims)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Dims ``start_dim`` to ``end_dim`` as one, by ``reshape`` (a view where the memory allows),
+        as torch's; a 0-dim tensor becomes 1-dim, and where there is nothing to merge the tensor itself
+        comes back (torch's storage op says which: it returns its input then)."""
+        flat = self._data.flatten(start_dim, end_dim)  # torch's errors, and the shape
+        return self if flat is self._data else self.reshape(flat.shape)
+
+    def square(self):
+        """``self ** 2``, as torch computes it (PowBackward0 with exponent 2)."""
+        return self.pow(2)
+
+    def abs_(self):
+        """In place, as torch's: AbsBackward0 saves self before the edit (a copy of it)."""
+        return self._inplace(ops.Abs, torch.Tensor.abs_)
+
+    def masked_fill_(self, mask, value):
+        """In place, as torch's: MaskedFillBackward0 saves the mask."""
+        return self._inplace(ops.MaskedFill, torch.Tensor.masked_fill_, mask._data, value)
+
     def _inplace_view(self, op, method, *args):
         """An in-place view op (``transpose_``, ``t_``, ``squeeze_``, ...): this tensor takes new sizes and
         strides on the same memory (its storage becomes the storage's ``method`` view, so that its
@@ -133,6 +180,13 @@ class MoreTensorOps:
 
     def unsafe_chunk(self, chunks, dim=0):
         return ops.UnsafeChunk.apply(self, chunks, dim)
+
+
+def _number_bounds(*bounds):
+    """Refuse a tensor as a bound of clamp: torch's ClampBackward0 (tensor bounds, which get gradients
+    too) is outside minigrad's subset."""
+    if any(isinstance(bound, Tensor) for bound in bounds):
+        raise NotImplementedError("minigrad's clamp takes numbers as bounds, not tensors")
 
 
 def _asked_for(outputs, return_inverse, return_counts):

@@ -150,8 +150,28 @@ class Neg(Function):
         return -grad
 
 
+class MulScalar(Function):
+    """A tensor times a number inside torch's C++ formulas (mul.Scalar, MulBackward1): the number stays
+    a number, kept as ``_saved_other``, and no wrapped tensor is made of it. Pow's backward uses it."""
+
+    node_name = "MulBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.other = number
+        return a._data * number
+
+    @staticmethod
+    def backward(ctx, grad):
+        return MulScalar.apply(grad, ctx.other), None
+
+
+MulScalar._backward_cls._saved_other = property(lambda node: node.other)
+
+
 class Pow(Function):
-    """``tensor ** number``."""
+    """``tensor ** number``. Its backward is torch's pow_backward: ``grad * (exponent * a ** (exponent - 1))``,
+    or zeros outside any graph for exponent 0."""
 
     node_name = "PowBackward0"
     saved_names = ("self",)
@@ -167,8 +187,12 @@ class Pow(Function):
         (a,) = ctx.saved_tensors
         exponent = ctx.exponent
         if exponent == 0:
-            return grad * 0, None
-        return grad * exponent * a ** (exponent - 1), None
+            return constant(torch.zeros_like(a._data, memory_format=torch.contiguous_format)), None
+        power = a ** (exponent - 1)  # alive to the end, as torch's temporary: the same peak of memory
+        return grad * MulScalar.apply(power, exponent), None
+
+
+Pow._backward_cls._saved_exponent = property(lambda node: node.exponent)  # torch's: the number itself
 
 
 class PowTensor(Function):

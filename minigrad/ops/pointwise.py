@@ -1,5 +1,5 @@
 """Pointwise ops: exp, log, sin, cos, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill,
-where, atan2 and nextafter."""
+where, clamp, atan2 and nextafter."""
 import torch
 
 from .. import releases
@@ -184,6 +184,7 @@ class SigmoidBackward(Function):
 class Abs(Function):
     node_name = "AbsBackward0"
     saved_names = ("self",)
+    inplace_saves_self = True
 
     @staticmethod
     def forward(ctx, a):
@@ -299,6 +300,65 @@ class Where(Function):
         need_a, need_b = ctx.needs_input_grad[1:]
         return (None, Where.apply((condition,), grad, zero) if need_a else None,
                 Where.apply((condition,), zero, grad) if need_b else None)
+
+
+class Clamp(Function):
+    """``a.clamp(min, max)`` with numbers as bounds, one of them None at most: torch's ClampBackward1.
+    The gradient passes where ``min <= a <= max``, the bounds included (torch's clamp_backward, a
+    ``where``), so the node saves a, and the bounds as numbers (``_saved_min``, ``_saved_max``)."""
+
+    node_name = "ClampBackward1"
+    saved_names = ("self",)
+    inplace_saves_self = True
+
+    @staticmethod
+    def forward(ctx, a, min, max):
+        ctx.save_for_backward(a)
+        ctx.min, ctx.max = min, max
+        return a._data.clamp(min, max)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        within = _within(a._data, ctx.min, ctx.max)
+        return Where.apply((constant(within),), grad, constant(grad._data.new_zeros(()))), None, None
+
+
+class ClampMin(Clamp):
+    """``a.clamp_min(min)``: ClampMinBackward0, which keeps ``_saved_min`` only."""
+
+    node_name = "ClampMinBackward0"
+
+    @staticmethod
+    def forward(ctx, a, min):
+        return Clamp.forward(ctx, a, min, None)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Clamp.backward(ctx, grad)[:2]
+
+
+class ClampMax(ClampMin):
+    """``a.clamp_max(max)``: ClampMaxBackward0, which keeps ``_saved_max`` only."""
+
+    node_name = "ClampMaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, max):
+        return Clamp.forward(ctx, a, None, max)
+
+
+def _within(data, min, max):
+    """Where ``min <= data <= max`` (a bound that is None bounds nothing), as clamp_backward's mask."""
+    if min is None:
+        return data <= max
+    if max is None:
+        return data >= min
+    return (data >= min).logical_and_(data <= max)
+
+
+Clamp._backward_cls._saved_min = ClampMin._backward_cls._saved_min = property(lambda node: node.min)
+Clamp._backward_cls._saved_max = ClampMax._backward_cls._saved_max = property(lambda node: node.max)
 
 
 # --- binary ----------------------------------------------------------------------------------

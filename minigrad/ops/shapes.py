@@ -36,7 +36,8 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        inverse = sorted(range(len(ctx.dims)), key=ctx.dims.__getitem__)
+        count = len(ctx.dims)
+        inverse = sorted(range(count), key=lambda i: ctx.dims[i] % count)
         return Permute.apply(grad, tuple(inverse)), None
 
 
@@ -305,7 +306,8 @@ def _saved_attributes(function, **getters):
         setattr(function._backward_cls, f"_saved_{name}", property(getter))
 
 
-_saved_attributes(Permute, dims=lambda node: node.dims)
+# torch keeps dims as unsigned 64-bit integers: a negative one reads back as 2**64 plus it.
+_saved_attributes(Permute, dims=lambda node: tuple(dim % 2**64 for dim in node.dims))
 _saved_attributes(Index, indices=lambda node: node.saved_tensors, self_sym_sizes=lambda node: tuple(node.shape))
 for _function in (IndexPut, IndexPutImpl):
     _saved_attributes(_function, indices=lambda node: node.saved_tensors, accumulate=lambda node: node.accumulate)

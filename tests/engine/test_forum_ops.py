@@ -1,0 +1,144 @@
+"""The Tensor API forum code reaches for beside the course's ops: clamp (clip, clamp_min, clamp_max,
+clamp_), permute, flatten, square, abs_ and masked_fill_, each run with torch and with minigrad:
+values, gradients (second order too), the graph with what its node saves, views and versions, errors."""
+import pytest
+
+from coursekit.testing import assert_same, graph_signature
+
+SAVED = ("self", "min", "max", "dims", "exponent", "mask")
+
+
+def recorded(lib, device, op, shape=(2, 3, 4)):
+    """The op on a float64 leaf with values on both sides of 0 and 1 (and exactly on 0 and 1, where
+    clamp's bounds are): its output, graph and saved attributes, the leaf's gradient for a random
+    upstream gradient, and whether the output is a view of the leaf or the leaf itself."""
+    lib.manual_seed(0)
+    x = (lib.randn(shape, dtype=lib.float64, device=device) * 2)
+    x.view(-1)[:2] = lib.tensor([0.0, 1.0], dtype=lib.float64)
+    x.requires_grad_()
+    out = op(lib, x)
+    node = out.grad_fn
+    saved = {name: getattr(node, "_saved_" + name) for name in SAVED if hasattr(node, "_saved_" + name)}
+    out.backward(lib.randn_like(out))
+    return out, graph_signature(out), saved, x.grad, out._is_view(), out._base is x, out is x
+
+
+CASES = {
+    "clamp": lambda lib, x: x.clamp(-0.5, 1),
+    "clamp_min_kw": lambda lib, x: x.clamp(min=0),
+    "clamp_max_kw": lambda lib, x: x.clamp(max=1),
+    "clamp_empty_range": lambda lib, x: x.clamp(1, -1),
+    "clamp_fn": lambda lib, x: lib.clamp(x, 0, 1),
+    "clip": lambda lib, x: x.clip(0, 1),
+    "clip_fn": lambda lib, x: lib.clip(x, max=0),
+    "clamp_min": lambda lib, x: x.clamp_min(0),
+    "clamp_max": lambda lib, x: lib.clamp_max(x, 1),
+    "clamp_in_place": lambda lib, x: (x * 1).clamp_(0, 1),
+    "permute": lambda lib, x: x.permute(2, 0, 1),
+    "permute_sequence": lambda lib, x: x.permute((1, 2, 0)),
+    "permute_negative": lambda lib, x: x.permute(-1, 0, -2),
+    "permute_fn": lambda lib, x: lib.permute(x, [0, 2, 1]),
+    "permute_then_reshape": lambda lib, x: x.permute(2, 0, 1).reshape(4, 6),
+    "flatten": lambda lib, x: x.flatten(),
+    "flatten_from_1": lambda lib, x: x.flatten(1),
+    "flatten_negative": lambda lib, x: x.flatten(-3, -2),
+    "flatten_nothing_to_merge": lambda lib, x: x.flatten(1, 1),
+    "flatten_non_contiguous": lambda lib, x: x.transpose(0, 2).flatten(),
+    "flatten_fn": lambda lib, x: lib.flatten(x, 0, 1),
+    "square": lambda lib, x: x.square(),
+    "square_fn": lambda lib, x: lib.square(x),
+    "abs_in_place": lambda lib, x: (x * 1).abs_(),
+    "masked_fill_in_place": lambda lib, x: (x * 1).masked_fill_(x > 0.5, 2.0),
+    "masked_fill_in_place_view": lambda lib, x: (x * 1)[0].masked_fill_(x[0] < 0, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_values_gradients_graph_and_saved(name, device):
+    assert_same(recorded, device, CASES[name], close=True)
+
+
+def flattened(lib, shape):
+    x = lib.arange(float(max(1, len(shape)) * 2)).reshape(shape) if 0 not in shape else lib.zeros(shape)
+    x.requires_grad_()
+    out = x.flatten()
+    out.sum().backward()
+    return out, graph_signature(out), out is x, x.grad
+
+
+@pytest.mark.parametrize("shape", [(), (4,), (2, 0, 3), (1, 2)], ids=["0d", "1d", "empty", "2d"])
+def test_flatten_of_each_rank(shape):
+    assert_same(flattened, shape)
+
+
+def second_order(lib, op):
+    lib.manual_seed(0)
+    x = lib.randn(2, 3, dtype=lib.float64, requires_grad=True)
+    w = lib.randn(2, 3, dtype=lib.float64, requires_grad=True)
+    (first,) = lib.autograd.grad((op(x) * w).sum(), x, create_graph=True)
+    second = lib.autograd.grad((first * first).sum(), (x, w), allow_unused=True)
+    return graph_signature(first), first, second
+
+
+@pytest.mark.parametrize("op", [lambda x: x.clamp(-0.5, 0.5), lambda x: x.clamp_min(0), lambda x: x.square(),
+                                lambda x: x ** 3, lambda x: x ** 0, lambda x: x.permute(1, 0), lambda x: x.flatten()],
+                         ids=["clamp", "clamp_min", "square", "pow_3", "pow_0", "permute", "flatten"])
+def test_second_order(op):
+    assert_same(second_order, op, close=True)
+
+
+def in_place_then_saved_edited(lib, op):
+    """An in-place op whose node saved self (a copy), then the result edited again: backward still runs,
+    as in torch; and the version counter moves once per edit."""
+    x = lib.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
+    y = x * 1
+    versions = [y._version]
+    op(y)
+    versions.append(y._version)
+    y.mul_(3)
+    versions.append(y._version)
+    y.sum().backward()
+    return versions, y.grad_fn.name(), x.grad
+
+
+@pytest.mark.parametrize("op", [lambda y: y.clamp_(-1, 1), lambda y: y.abs_(), lambda y: y.masked_fill_(y > 1, 0.0)],
+                         ids=["clamp_", "abs_", "masked_fill_"])
+def test_in_place_forms(op):
+    assert_same(in_place_then_saved_edited, op)
+
+
+REFUSED = {
+    "clamp_without_bounds": lambda lib, x: x.clamp(),
+    "clamp_in_place_without_bounds": lambda lib, x: x.detach().clamp_(),
+    "abs_of_a_leaf": lambda lib, x: x.abs_(),
+    "masked_fill_of_a_leaf": lambda lib, x: x.masked_fill_(x > 0, 0.0),
+    "permute_too_few": lambda lib, x: x.permute(0, 1),
+    "permute_repeated": lambda lib, x: x.permute(0, 0, 1),
+    "permute_out_of_range": lambda lib, x: x.permute(0, 1, 5),
+    "flatten_backwards": lambda lib, x: x.flatten(2, 1),
+    "flatten_out_of_range": lambda lib, x: x.flatten(3),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refused_as_torch_refuses(name):
+    def scenario(lib):
+        x = lib.randn(2, 3, 4, requires_grad=True)
+        return REFUSED[name](lib, x), x._version
+    assert_same(scenario)
+
+
+def test_tensor_bounds_are_refused_clearly():
+    import minigrad
+    x = minigrad.randn(3, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="numbers as bounds"):
+        x.clamp(min=minigrad.zeros(3))
+
+
+def on_integers(lib):
+    x = lib.tensor([1, 5, 9])
+    return x.clamp(2, 6), x.clamp(2.5, 6), x.clamp_min(3).dtype, x.square(), x.flatten().dtype
+
+
+def test_integer_tensors():
+    assert_same(on_integers)
