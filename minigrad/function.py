@@ -185,7 +185,7 @@ class AccumulateGrad(Node):
             if old is None and enabled:
                 variable._grad = _copy_like(variable, grad)
             elif old is None:
-                variable._grad = grad if _owned(grad, bool(self._post_hooks)) else grad.clone()
+                variable._grad = grad if _owned(grad, bool(self._post_hooks)) else _copy_like(variable, grad)
             elif enabled:
                 variable._grad = old + grad
             else:
@@ -214,10 +214,26 @@ def _forward_stack():
 
 
 def _copy_like(variable, grad):
-    """The first gradient under create_graph, as torch keeps it: copied into new memory laid out like
-    the variable (torch's "gradient layout contract"), the copy recorded (CopyBackwards)."""
+    """A first gradient AccumulateGrad can't keep as it is (under create_graph, or held elsewhere), as
+    torch copies it (clone_obey_contract): into new memory laid out like the variable (torch's "gradient
+    layout contract"; the copy recorded as CopyBackwards under create_graph), or, for a variable whose
+    memory has gaps or overlaps (an expanded leaf), a contiguous clone."""
     data = variable._data
+    if not _dense(data):
+        return grad.clone(memory_format=torch.contiguous_format)
     return Tensor(torch.empty_strided(data.shape, data.stride(), dtype=grad.dtype, device=grad.device)).copy_(grad)
+
+
+def _dense(data):
+    """Whether the elements fill their memory exactly, without gaps or overlaps, in some order of the
+    dims (torch's is_non_overlapping_and_dense)."""
+    expected = 1
+    for size, stride in sorted(zip(data.shape, data.stride()), key=lambda size_stride: size_stride[1]):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
 
 
 def _owned(grad, posthooks_hold):

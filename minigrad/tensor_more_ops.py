@@ -4,8 +4,8 @@ whole or along a dim with their (values, indices)), ops whose outputs are intege
 gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, bucketize), the unique ops
 (whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
 the unsafe splits, the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
-work too), and what forum code reaches for beside them (clamp and its forms, permute, flatten, square,
-abs_, masked_fill_). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+work too), and what forum code reaches for beside them (clamp and its forms, permute, flatten, gather,
+scatter_add, square, abs_, masked_fill_). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import types
 
 import torch
@@ -117,6 +117,18 @@ class MoreTensorOps:
         comes back (torch's storage op says which: it returns its input then)."""
         flat = self._data.flatten(start_dim, end_dim)  # torch's errors, and the shape
         return self if flat is self._data else self.reshape(flat.shape)
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """The entries at ``index`` along ``dim`` (GatherBackward0), with torch's errors for an index of the
+        wrong dtype, shape or range. A sparse gradient is outside minigrad's subset."""
+        if sparse_grad:
+            raise NotImplementedError("minigrad's gather has no sparse gradient (sparse tensors are outside its subset)")
+        self._data.gather(dim, index._data)
+        return ops.Gather.apply(self, dim, (index,))
+
+    def scatter_add(self, dim, index, src):
+        """src's entries added into a copy of self at ``index`` along ``dim`` (ScatterAddBackward0)."""
+        return ops.ScatterAdd.apply(self, dim, (index,), src)
 
     def square(self):
         """``self ** 2``, as torch computes it (PowBackward0 with exponent 2)."""

@@ -225,8 +225,8 @@ class TensorOps:
             self, = autocast_mode.cast("reciprocal", self)
         return ops.Reciprocal.apply(self)
 
-    def clone(self):
-        return ops.Clone.apply(self)
+    def clone(self, *, memory_format=torch.preserve_format):
+        return ops.Clone.apply(self, memory_format)
 
     def sum(self, dim=None, keepdim=False):
         if dim is None:

@@ -25,10 +25,11 @@ from .reductions import (  # noqa: F401
     Max, MaxDim, Mean, MeanDim, Median, MedianDim, Min, MinDim, Nanmedian, NanmedianDim, Prod, ProdDim, Sum, SumDim,
     Unique, Unique2, UniqueConsecutive, UniqueDim, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
-    Alias, AsStridedInplace, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Index, IndexBackward, IndexPut, IndexPutImpl,
-    Permute, Repeat, ReshapeAlias, Reshaping, Select, Slice, Split, SplitWithSizes, Squeeze, SqueezeDim, SqueezeDimInplace,
-    SqueezeDims, SqueezeDimsInplace, SqueezeInplace, Stack, T, TInplace, Transpose, TransposeInplace, Unbind, UnsafeChunk,
-    UnsafeSplit, UnsafeSplitWithSizes, UnsafeView, Unsqueeze, UnsqueezeInplace, View, multi_output_views)
+    Alias, AsStridedInplace, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Gather, Index, IndexBackward, IndexPut,
+    IndexPutImpl, Permute, Repeat, ReshapeAlias, Reshaping, ScatterAdd, Select, Slice, Split, SplitWithSizes, Squeeze,
+    SqueezeDim, SqueezeDimInplace, SqueezeDims, SqueezeDimsInplace, SqueezeInplace, Stack, T, TInplace, Transpose,
+    TransposeInplace, Unbind, UnsafeChunk, UnsafeSplit, UnsafeSplitWithSizes, UnsafeView, Unsqueeze, UnsqueezeInplace,
+    View, multi_output_views)
 from .softmax import LogSoftmax, LogSoftmaxBackwardData, Softmax, SoftmaxBackwardData  # noqa: F401
 
 aten = torch.ops.aten

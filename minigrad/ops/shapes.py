@@ -243,6 +243,54 @@ class IndexBackward(Function):
         return grad[ctx.key], None, None
 
 
+class Gather(Function):
+    """``a.gather(dim, index)``: GatherBackward0, which saves a and the index (boxed in a 1-tuple, like
+    Where's condition: an argument but no input of the node). Backward scatters the gradient back,
+    adding where an index repeats: torch's gather_backward, zeros of a's shape then ``scatter_add_``."""
+
+    node_name = "GatherBackward0"
+    saved_names = ("self", "index")
+
+    @staticmethod
+    def forward(ctx, a, dim, boxed_index):
+        (index,) = boxed_index
+        ctx.save_for_backward(a, index)
+        ctx.dim = dim
+        return a._data.gather(dim, index._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, index = ctx.saved_tensors
+        result = constant(grad._data.new_zeros(a.shape))
+        return result._inplace(ScatterAdd, _scatter_add_, ctx.dim, (index,), grad), None, None
+
+
+class ScatterAdd(Function):
+    """``a.scatter_add(dim, index, src)``, src's entries added into a at index (ScatterAddBackward0):
+    a's gradient is grad, src's is grad gathered at index. The index comes boxed, as in Gather."""
+
+    node_name = "ScatterAddBackward0"
+    saved_names = ("index",)
+
+    @staticmethod
+    def forward(ctx, a, dim, boxed_index, src):
+        (index,) = boxed_index
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        return a._data.scatter_add(dim, index._data, src._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        need_a, need_src = ctx.needs_input_grad[0], ctx.needs_input_grad[3]
+        return grad if need_a else None, None, None, Gather.apply(grad, ctx.dim, (index,)) if need_src else None
+
+
+def _scatter_add_(data, dim, boxed_index, src):
+    """scatter_add_'s kernel on storage, for ``Tensor._inplace``."""
+    return data.scatter_add_(dim, boxed_index[0]._data, src)
+
+
 class Index(Function):
     """``a[indices]`` where the key holds index tensors, lists or masks (``indices``: one per dim from
     the first, None for a dim taken whole): a copy, not a view. As torch's index.Tensor, it saves
@@ -308,6 +356,9 @@ def _saved_attributes(function, **getters):
 
 # torch keeps dims as unsigned 64-bit integers: a negative one reads back as 2**64 plus it.
 _saved_attributes(Permute, dims=lambda node: tuple(dim % 2**64 for dim in node.dims))
+for _function in (Gather, ScatterAdd):
+    _saved_attributes(_function, dim=lambda node: node.dim % 2**64)
+_saved_attributes(Gather, sparse_grad=lambda node: False)
 _saved_attributes(Index, indices=lambda node: node.saved_tensors, self_sym_sizes=lambda node: tuple(node.shape))
 for _function in (IndexPut, IndexPutImpl):
     _saved_attributes(_function, indices=lambda node: node.saved_tensors, accumulate=lambda node: node.accumulate)

@@ -1,11 +1,11 @@
 """The Tensor API forum code reaches for beside the course's ops: clamp (clip, clamp_min, clamp_max,
-clamp_), permute, flatten, square, abs_ and masked_fill_, each run with torch and with minigrad:
+clamp_), permute, flatten, gather, scatter_add, square, abs_ and masked_fill_, each run with torch and with minigrad:
 values, gradients (second order too), the graph with what its node saves, views and versions, errors."""
 import pytest
 
 from coursekit.testing import assert_same, graph_signature
 
-SAVED = ("self", "min", "max", "dims", "exponent", "mask")
+SAVED = ("self", "min", "max", "dims", "exponent", "mask", "dim", "index", "sparse_grad")
 
 
 def recorded(lib, device, op, shape=(2, 3, 4)):
@@ -45,12 +45,22 @@ CASES = {
     "flatten_nothing_to_merge": lambda lib, x: x.flatten(1, 1),
     "flatten_non_contiguous": lambda lib, x: x.transpose(0, 2).flatten(),
     "flatten_fn": lambda lib, x: lib.flatten(x, 0, 1),
+    "gather": lambda lib, x: x.gather(2, _index(lib, x)),
+    "gather_repeated_index": lambda lib, x: x.gather(0, lib.zeros(3, 3, 2, dtype=lib.long, device=x.device)),
+    "gather_negative_dim": lambda lib, x: lib.gather(x, -1, _index(lib, x)),
+    "scatter_add": lambda lib, x: x.scatter_add(2, _index(lib, x), x[:, :, :2] * 3),
+    "scatter_add_fn": lambda lib, x: lib.scatter_add(x * 1, 2, _index(lib, x), x[:, :, 1:3]),
     "square": lambda lib, x: x.square(),
     "square_fn": lambda lib, x: lib.square(x),
     "abs_in_place": lambda lib, x: (x * 1).abs_(),
     "masked_fill_in_place": lambda lib, x: (x * 1).masked_fill_(x > 0.5, 2.0),
     "masked_fill_in_place_view": lambda lib, x: (x * 1)[0].masked_fill_(x[0] < 0, 0.0),
 }
+
+
+def _index(lib, x):
+    """Indices into the last dim of a (2, 3, 4) tensor, two per row, one of them twice."""
+    return lib.tensor([[[0, 3], [1, 1], [2, 0]], [[3, 3], [0, 1], [2, 2]]], device=x.device)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -87,6 +97,23 @@ def test_second_order(op):
     assert_same(second_order, op, close=True)
 
 
+def gathered_twice(lib):
+    """gather's backward is an op too (zeros, then scatter_add_ in place): its graph with create_graph,
+    the gradient's version, and the second derivative through it."""
+    lib.manual_seed(0)
+    x = lib.randn(3, 4, dtype=lib.float64, requires_grad=True)
+    w = lib.randn(3, 2, dtype=lib.float64, requires_grad=True)
+    index = lib.tensor([[0, 1], [2, 2], [3, 0]])
+    (first,) = lib.autograd.grad((x.gather(1, index) * w).sum(), x, create_graph=True)
+    node = first.grad_fn
+    saved = node._saved_dim, node._saved_index is index
+    return graph_signature(first), saved, first._version, first, lib.autograd.grad((first * first).sum(), w)
+
+
+def test_second_order_through_gather():
+    assert_same(gathered_twice, close=True)
+
+
 def in_place_then_saved_edited(lib, op):
     """An in-place op whose node saved self (a copy), then the result edited again: backward still runs,
     as in torch; and the version counter moves once per edit."""
@@ -117,6 +144,10 @@ REFUSED = {
     "permute_out_of_range": lambda lib, x: x.permute(0, 1, 5),
     "flatten_backwards": lambda lib, x: x.flatten(2, 1),
     "flatten_out_of_range": lambda lib, x: x.flatten(3),
+    "gather_float_index": lambda lib, x: x.gather(1, lib.zeros(2, 3, 4)),
+    "gather_index_out_of_range": lambda lib, x: x.gather(1, lib.full((2, 3, 4), 3, dtype=lib.long)),
+    "gather_index_of_fewer_dims": lambda lib, x: x.gather(1, lib.zeros(2, dtype=lib.long)),
+    "gather_dim_out_of_range": lambda lib, x: x.gather(3, lib.zeros(2, 3, 4, dtype=lib.long)),
 }
 
 
@@ -128,11 +159,13 @@ def test_refused_as_torch_refuses(name):
     assert_same(scenario)
 
 
-def test_tensor_bounds_are_refused_clearly():
+def test_what_minigrad_leaves_out_is_refused_clearly():
     import minigrad
     x = minigrad.randn(3, requires_grad=True)
     with pytest.raises(NotImplementedError, match="numbers as bounds"):
         x.clamp(min=minigrad.zeros(3))
+    with pytest.raises(NotImplementedError, match="no sparse gradient"):
+        x.gather(0, minigrad.zeros(1, dtype=minigrad.long), sparse_grad=True)
 
 
 def on_integers(lib):
@@ -142,3 +175,36 @@ def on_integers(lib):
 
 def test_integer_tensors():
     assert_same(on_integers)
+
+
+def cloned(lib, memory_format, transposed):
+    """clone's memory_format: the copy's strides, and the gradient's, as torch lays them out."""
+    lib.manual_seed(0)
+    x = lib.randn(2, 3, 4, 5, requires_grad=True)
+    source = x.transpose(0, 1) if transposed else x
+    y = source.clone(memory_format=getattr(lib, memory_format)) if memory_format else lib.clone(source)
+    y.backward(lib.randn_like(y))
+    return y.grad_fn.name(), y.stride(), x.grad.stride(), x.grad
+
+
+@pytest.mark.parametrize("memory_format", [None, "preserve_format", "contiguous_format", "channels_last"])
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+def test_clone_memory_format(memory_format, transposed):
+    assert_same(cloned, memory_format, transposed)
+
+
+def first_gradient_held_elsewhere(lib, leaf, layout):
+    """A leaf's first gradient, held by the caller too, is copied as torch copies it: laid out like the
+    leaf (a copy_: version 1), or contiguous for a leaf whose memory is not dense (an expanded one)."""
+    lib.manual_seed(0)
+    x = {"contiguous": lambda: lib.randn(3, 4), "transposed": lambda: lib.randn(4, 3).t(),
+         "expanded": lambda: lib.randn(3, 1).expand(3, 4)}[leaf]().requires_grad_()
+    grad = {"contiguous": lambda: lib.randn(3, 4), "transposed": lambda: lib.randn(4, 3).t()}[layout]()
+    x.backward(grad)
+    return x.grad.stride(), x.grad._version, x.grad is grad, x.grad
+
+
+@pytest.mark.parametrize("leaf", ["contiguous", "transposed", "expanded"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_a_first_gradient_held_elsewhere_is_copied_in_the_leafs_layout(leaf, layout):
+    assert_same(first_gradient_held_elsewhere, leaf, layout)
