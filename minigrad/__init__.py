@@ -86,7 +86,7 @@ globals().update((name, _function(name)) for name in """
     sum mean max relu clone t transpose reshape unsqueeze squeeze mm mv dot pow detach is_inference softmax
     log_softmax norm argmax all unique bmm masked_fill narrow select unbind chunk split split_with_sizes diagonal
     repeat var prod min median nanmedian argmin signbit trace unsafe_split unsafe_split_with_sizes unsafe_chunk argsort count_nonzero unique_consecutive
-    clamp clip clamp_min clamp_max permute flatten gather scatter_add square""".split())
+    clamp clip clamp_min clamp_max permute flatten gather scatter_add square maximum minimum floor_divide""".split())
 # ... and those that also write into a tensor given as out=.
 globals().update((name, _with_out(name)) for name in """
     add sub mul div exp log sin cos tanh sigmoid abs neg reciprocal round sqrt""".split())

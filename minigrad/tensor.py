@@ -441,7 +441,7 @@ class Tensor(TensorOps, MoreTensorOps):
         if not in_place_view and function not in (ops.Add, ops.AddScaled, ops.Sub, ops.SubScaled, ops.Mul, ops.Div,
                                                   ops.Zero, ops.Fill, ops.Copy, ops.FillTensor, ops.Relu, ops.Exp,
                                                   ops.Sin, ops.IndexPut, ops.Abs, ops.Clamp, ops.MaskedFill,
-                                                  ops.ScatterAdd):
+                                                  ops.ScatterAdd, ops.FloorDivide):
             raise TypeError("_record_inplace records minigrad's in-place ops only")
         source = self._recorded_copy() if function.inplace_saves_self else self
         result = function.apply(source, *args)

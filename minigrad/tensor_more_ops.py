@@ -5,7 +5,7 @@ gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, b
 (whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
 the unsafe splits, the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
 work too), and what forum code reaches for beside them (clamp and its forms, permute, flatten, gather,
-scatter_add, square, abs_, masked_fill_). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+scatter_add, maximum, minimum, ``//``, new_tensor, square, abs_, masked_fill_). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import types
 
 import torch
@@ -23,12 +23,16 @@ class MoreTensorOps:
     def max(self, dim=None, keepdim=False):
         if dim is None:
             return ops.Max.apply(self)
+        if isinstance(dim, Tensor):  # max(other): torch's maximum
+            return self.maximum(dim)
         values, indices = self._data.max(dim, keepdim)
         return MaxResult(ops.MaxDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
 
     def min(self, dim=None, keepdim=False):
         if dim is None:
             return ops.Min.apply(self)
+        if isinstance(dim, Tensor):  # min(other): torch's minimum
+            return self.minimum(dim)
         values, indices = self._data.min(dim, keepdim)
         return MinResult(ops.MinDim.apply(self, dim, keepdim, values, indices), Tensor(indices))
 
@@ -129,6 +133,30 @@ class MoreTensorOps:
     def scatter_add(self, dim, index, src):
         """src's entries added into a copy of self at ``index`` along ``dim`` (ScatterAddBackward0)."""
         return ops.ScatterAdd.apply(self, dim, (index,), src)
+
+    def maximum(self, other):
+        return ops.Maximum.apply(self, other)
+
+    def minimum(self, other):
+        return ops.Minimum.apply(self, other)
+
+    def __floordiv__(self, other):
+        return ops.FloorDivide.apply(self, other)
+
+    def __rfloordiv__(self, other):
+        return ops.FloorDivide.apply(other, self)
+
+    def __ifloordiv__(self, other):
+        """``x //= y`` in place, as torch's (a version more; recorded as its NotImplemented node)."""
+        return self._inplace(ops.FloorDivide, torch.Tensor.floor_divide_, other)
+
+    floor_divide, floor_divide_ = __floordiv__, __ifloordiv__
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A new leaf holding a copy of ``data``, with this tensor's dtype and device unless given (torch's
+        warning when data is a tensor comes from torch)."""
+        data = data._data if isinstance(data, Tensor) else data
+        return Tensor(self._data.new_tensor(data, dtype=dtype, device=device)).requires_grad_(requires_grad)
 
     def square(self):
         """``self ** 2``, as torch computes it (PowBackward0 with exponent 2)."""

@@ -166,7 +166,43 @@ class MulScalar(Function):
         return MulScalar.apply(grad, ctx.other), None
 
 
-MulScalar._backward_cls._saved_other = property(lambda node: node.other)
+class DivScalar(Function):
+    """A tensor divided by a number inside torch's C++ formulas (div.Scalar, DivBackward1), as MulScalar;
+    maximum's and minimum's backwards halve the gradient where their inputs tie with it."""
+
+    node_name = "DivBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.other = number
+        return a._data / number
+
+    @staticmethod
+    def backward(ctx, grad):
+        return DivScalar.apply(grad, ctx.other), None
+
+
+MulScalar._backward_cls._saved_other = DivScalar._backward_cls._saved_other = property(lambda node: node.other)
+
+
+class FloorDivide(Function):
+    """``a // b`` (either may be a number): torch records it, but has no derivative for it. Its node is
+    torch's NotImplemented, with an edge per tensor that requires grad; running it raises torch's error."""
+
+    node_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _value(a) // _value(b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+def _value(operand):
+    """A number as it is, a tensor's storage."""
+    return operand if isinstance(operand, (int, float)) else operand._data
 
 
 class Pow(Function):

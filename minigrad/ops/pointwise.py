@@ -1,9 +1,10 @@
 """Pointwise ops: exp, log, sin, cos, activations (with their fused backwards), abs, clone, to, round, sqrt, masked_fill,
-where, clamp, atan2 and nextafter."""
+where, clamp, maximum, minimum, atan2 and nextafter."""
 import torch
 
 from .. import releases
 from ..function import Function, constant
+from .arithmetic import DivScalar
 
 
 # --- unary -----------------------------------------------------------------------------------
@@ -362,6 +363,51 @@ Clamp._backward_cls._saved_max = ClampMax._backward_cls._saved_max = property(la
 
 
 # --- binary ----------------------------------------------------------------------------------
+
+class Maximum(Function):
+    """``torch.maximum(a, b)``, also ``a.max(b)``: MaximumBackward0 saves both. The gradient goes to the
+    larger, half to each where they tie: torch's formula, a ``where`` then ``masked_fill_`` of the
+    places the input lost (so with create_graph its graph is torch's too)."""
+
+    node_name = "MaximumBackward0"
+    saved_names = ("self", "other")
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.maximum(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (_split(grad, a, b, a._data < b._data) if need_a else None,
+                _split(grad, a, b, a._data > b._data) if need_b else None)
+
+
+class Minimum(Maximum):
+    """``torch.minimum(a, b)``, also ``a.min(b)``: as Maximum, the gradient going to the smaller."""
+
+    node_name = "MinimumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.minimum(a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (_split(grad, a, b, a._data > b._data) if need_a else None,
+                _split(grad, a, b, a._data < b._data) if need_b else None)
+
+
+def _split(grad, a, b, lost):
+    """grad, halved where a and b tie, zero where the input ``lost``."""
+    split = Where.apply((constant(a._data == b._data),), DivScalar.apply(grad, 2), grad)
+    return split.masked_fill_(constant(lost), 0)
+
 
 class Atan2(Function):
     """``torch.atan2(a, b)``, the angle of the point (b, a): d/da = b / (a² + b²), d/db = -a / (a² + b²),

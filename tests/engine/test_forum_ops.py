@@ -1,9 +1,10 @@
 """The Tensor API forum code reaches for beside the course's ops: clamp (clip, clamp_min, clamp_max,
-clamp_), permute, flatten, gather, scatter_add, square, abs_ and masked_fill_, each run with torch and with minigrad:
+clamp_), permute, flatten, gather, scatter_add, maximum and minimum, ``//``, new_tensor, square, abs_, masked_fill_
+and clone's memory_format, each run with torch and with minigrad:
 values, gradients (second order too), the graph with what its node saves, views and versions, errors."""
 import pytest
 
-from coursekit.testing import assert_same, graph_signature
+from coursekit.testing import assert_same, graph_signature, outcome
 
 SAVED = ("self", "min", "max", "dims", "exponent", "mask", "dim", "index", "sparse_grad")
 
@@ -50,6 +51,10 @@ CASES = {
     "gather_negative_dim": lambda lib, x: lib.gather(x, -1, _index(lib, x)),
     "scatter_add": lambda lib, x: x.scatter_add(2, _index(lib, x), x[:, :, :2] * 3),
     "scatter_add_fn": lambda lib, x: lib.scatter_add(x * 1, 2, _index(lib, x), x[:, :, 1:3]),
+    "max_other_ties_at_0": lambda lib, x: x.max(lib.zeros(4, dtype=lib.float64, device=x.device)),
+    "maximum_of_two_that_require_grad": lambda lib, x: lib.maximum(x, x * 0.5),
+    "minimum_broadcast_ties_at_1": lambda lib, x: x.minimum(lib.tensor([1.0, 0.0, -1.0, 0.5], dtype=lib.float64)),
+    "min_other_fn": lambda lib, x: lib.minimum(x * -1, x),
     "square": lambda lib, x: x.square(),
     "square_fn": lambda lib, x: lib.square(x),
     "abs_in_place": lambda lib, x: (x * 1).abs_(),
@@ -91,8 +96,9 @@ def second_order(lib, op):
 
 
 @pytest.mark.parametrize("op", [lambda x: x.clamp(-0.5, 0.5), lambda x: x.clamp_min(0), lambda x: x.square(),
-                                lambda x: x ** 3, lambda x: x ** 0, lambda x: x.permute(1, 0), lambda x: x.flatten()],
-                         ids=["clamp", "clamp_min", "square", "pow_3", "pow_0", "permute", "flatten"])
+                                lambda x: x ** 3, lambda x: x ** 0, lambda x: x.permute(1, 0), lambda x: x.flatten(),
+                                lambda x: x.maximum(x * 0.5), lambda x: x.min(x.new_zeros(()))],
+                         ids=["clamp", "clamp_min", "square", "pow_3", "pow_0", "permute", "flatten", "maximum", "min_other"])
 def test_second_order(op):
     assert_same(second_order, op, close=True)
 
@@ -208,3 +214,29 @@ def first_gradient_held_elsewhere(lib, leaf, layout):
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_a_first_gradient_held_elsewhere_is_copied_in_the_leafs_layout(leaf, layout):
     assert_same(first_gradient_held_elsewhere, leaf, layout)
+
+
+def floor_divided(lib):
+    """``//``: on integers what indexing code computes; on a tensor that requires grad, torch records a
+    NotImplemented node, whose backward fails; ``//=`` edits in place."""
+    i = lib.arange(6)
+    j = lib.arange(6)
+    j //= 4
+    x = lib.tensor([1.5, -2.5, 7.0], requires_grad=True)
+    y, z = x // 2, 7 // x
+    return (i // 4, 7 // lib.tensor(2), (i // 2.5).dtype, lib.floor_divide(i, 4), j, j._version,
+            y, graph_signature(y), graph_signature(z), graph_signature(x // x), outcome(y.sum().backward))
+
+
+def test_floor_divide():
+    assert_same(floor_divided)
+
+
+def new_tensors(lib):
+    x = lib.randn(3, dtype=lib.float64)
+    made = [x.new_tensor([1, 2]), x.new_tensor([[1.5]], dtype=lib.float32), x.new_tensor(3, requires_grad=True)]
+    return [(t, t.dtype, t.requires_grad, t.is_leaf, t.grad_fn) for t in made]
+
+
+def test_new_tensor():
+    assert_same(new_tensors)
