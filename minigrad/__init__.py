@@ -32,7 +32,8 @@ int64 = long = _torch.int64
 int32 = int = _torch.int32
 bool = _torch.bool
 dtype, device, Size = _torch.dtype, _torch.device, _torch.Size
-contiguous_format, channels_last, preserve_format = _torch.contiguous_format, _torch.channels_last, _torch.preserve_format
+contiguous_format, channels_last = _torch.contiguous_format, _torch.channels_last
+preserve_format = _torch.preserve_format
 # torch.FloatTensor and the other legacy types of CPU tensors.
 globals().update(legacy_types.types_of(_torch, __name__))
 
@@ -85,8 +86,9 @@ def _with_out(name):
 globals().update((name, _function(name)) for name in """
     sum mean max relu clone t transpose reshape unsqueeze squeeze mm mv dot pow detach is_inference softmax
     log_softmax norm argmax all unique bmm masked_fill narrow select unbind chunk split split_with_sizes diagonal
-    repeat var prod min median nanmedian argmin signbit trace unsafe_split unsafe_split_with_sizes unsafe_chunk argsort count_nonzero unique_consecutive
-    clamp clip clamp_min clamp_max permute flatten gather scatter_add square maximum minimum floor_divide""".split())
+    repeat var prod min median nanmedian argmin signbit trace unsafe_split unsafe_split_with_sizes unsafe_chunk argsort
+    count_nonzero unique_consecutive clamp clip clamp_min clamp_max permute flatten gather scatter_add square maximum
+    minimum floor_divide""".split())
 # ... and those that also write into a tensor given as out=.
 globals().update((name, _with_out(name)) for name in """
     add sub mul div exp log sin cos tanh sigmoid abs neg reciprocal round sqrt""".split())

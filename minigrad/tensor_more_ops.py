@@ -5,7 +5,8 @@ gradient (argmax, argmin, argsort, count_nonzero, signbit, isin, searchsorted, b
 (whose values have a node that no backward runs through), two binary pointwise ops (atan2, nextafter), trace,
 the unsafe splits, the in-place view ops (t_, squeeze_, unsqueeze_, swapdims_, as_strided_; transpose_'s
 work too), and what forum code reaches for beside them (clamp and its forms, permute, flatten, gather,
-scatter_add, maximum, minimum, ``//``, new_tensor, square, abs_, masked_fill_). Each builds its op with ``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
+scatter_add, maximum, minimum, ``//``, new_tensor, square, abs_, masked_fill_). Each builds its op with
+``ops.<Op>.apply``, the op looked up on ``minigrad.ops`` when called."""
 import types
 
 import torch
@@ -126,7 +127,8 @@ class MoreTensorOps:
         """The entries at ``index`` along ``dim`` (GatherBackward0), with torch's errors for an index of the
         wrong dtype, shape or range. A sparse gradient is outside minigrad's subset."""
         if sparse_grad:
-            raise NotImplementedError("minigrad's gather has no sparse gradient (sparse tensors are outside its subset)")
+            raise NotImplementedError("minigrad's gather has no sparse gradient (sparse tensors are outside its "
+                                      "subset)")
         self._data.gather(dim, index._data)
         return ops.Gather.apply(self, dim, (index,))
 

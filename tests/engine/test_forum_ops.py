@@ -98,7 +98,8 @@ def second_order(lib, op):
 @pytest.mark.parametrize("op", [lambda x: x.clamp(-0.5, 0.5), lambda x: x.clamp_min(0), lambda x: x.square(),
                                 lambda x: x ** 3, lambda x: x ** 0, lambda x: x.permute(1, 0), lambda x: x.flatten(),
                                 lambda x: x.maximum(x * 0.5), lambda x: x.min(x.new_zeros(()))],
-                         ids=["clamp", "clamp_min", "square", "pow_3", "pow_0", "permute", "flatten", "maximum", "min_other"])
+                         ids=["clamp", "clamp_min", "square", "pow_3", "pow_0", "permute", "flatten", "maximum",
+                              "min_other"])
 def test_second_order(op):
     assert_same(second_order, op, close=True)
 
