@@ -138,6 +138,23 @@ class AsStrided(Function):
         return AsStridedScatter.apply(grad, *ctx.geometries), None, None
 
 
+class AsStridedView(Function):
+    """``a.as_strided(size, stride, offset)``: a view of a's memory, AsStridedBackward0. CopySlices takes
+    one of the base-shaped gradient it makes, where the edited view lies."""
+
+    node_name = "AsStridedBackward0"
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, a, size, stride, offset):
+        ctx.geometries = _geometry(a), (size, stride, offset)
+        return a._data.as_strided(size, stride, offset)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AsStridedScatter.apply(grad, *ctx.geometries), None, None, None
+
+
 class AsStridedScatter(Function):
     """A base-shaped gradient holding ``grad`` where the view lies (summed where a view like an
     expand covers an element several times): the backward of a view rebuilt from its layout."""
@@ -203,17 +220,22 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, grads):
+        """As torch's CopySlices: the gradient copied into memory laid out like the base; ``fn`` run on a
+        (contiguous) copy of the part where the view lies, and its gradient for the view written back
+        there. Ops of minigrad's, so that under create_graph they are recorded as torch records them
+        (CopyBackwards, AsStridedBackward0, CloneBackward0, CopySlices). When ``fn`` gives the view no
+        gradient, the base gets none either, as in torch."""
         (grad,) = grads
         if self.fn is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        base_geometry, view_geometry = self.geometries
-        flat = _flat_buffer(base_geometry, grad._data).fill_(1)
-        flat[_region_index(flat, base_geometry, view_geometry).reshape(-1)] = 0
-        outside = _as_base(flat, base_geometry)
-        grads = self.fn.apply([AsStrided.apply(grad, base_geometry, view_geometry)])
-        inside = AsStridedScatter.apply(grads[0], base_geometry, view_geometry) if grads[0] is not None else None
-        base_grad = grad * constant(outside) if inside is None else grad * constant(outside) + inside
-        return (base_grad,) + tuple(grads[1:])
+        (size, stride, offset), (view_size, view_stride, view_offset) = self.geometries
+        result = constant(grad._data.new_empty_strided(size, stride)).copy_(grad)
+        grad_slice = AsStridedView.apply(result, view_size, view_stride, view_offset - offset)
+        grads = self.fn.apply([grad_slice.clone(memory_format=torch.contiguous_format)])
+        if grads[0] is None:
+            return (None,) + tuple(grads[1:])
+        grad_slice.copy_(grads[0])
+        return (result,) + tuple(grads[1:])
 
     def _release_saved(self):
         if self.fn is not None:

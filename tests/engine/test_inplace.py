@@ -517,3 +517,48 @@ def test_relu_module_in_place():
         y = x * 1
         return repr(module), repr(torch.nn.ReLU()), module(y) is y, y, outcome(module, x)
     assert_same(scenario)
+
+
+def copy_slices_under_create_graph(torch):
+    """Gradients through a base whose views were edited in place, with create_graph: CopySlices runs
+    torch's steps as ops (the gradient copied into the base's layout, the view's part cloned, run
+    through the edit's node and written back), so the graph of the gradient is torch's, and so is
+    the second derivative."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    y = x * 1
+    y[1].mul_(w)
+    y[:3, 2].add_(w * 2)
+    grad_x, grad_w = torch.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+    return (graph_signature(grad_x), grad_x, grad_w,
+            torch.autograd.grad((grad_x * grad_x).sum() + grad_w.sum(), (x, w)))
+
+
+def test_copy_slices_under_create_graph():
+    assert_same(copy_slices_under_create_graph, close=True)
+
+
+def view_edit_without_a_gradient_for_the_view(torch):
+    """A custom Function that edits a view in place (mark_dirty) and gives the view no gradient: the
+    base then gets none at all from its CopySlices, not even where the view does not lie (torch's)."""
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, w):
+            ctx.mark_dirty(a)
+            return a.mul_(w)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None, grad * 1
+
+    x = torch.ones(4, 3, requires_grad=True)
+    w = torch.full((3,), 2.0, requires_grad=True)
+    y = x * 1
+    Scale.apply(y[1], w)
+    (y * 2).sum().backward()
+    return y.grad_fn.name(), x.grad, w.grad
+
+
+def test_a_view_edit_that_gives_the_view_no_gradient_gives_the_base_none():
+    assert_same(view_edit_without_a_gradient_for_the_view)
