@@ -371,36 +371,26 @@ class Maximum(Function):
 
     node_name = "MaximumBackward0"
     saved_names = ("self", "other")
+    kernel, loses = torch.maximum, torch.lt
 
-    @staticmethod
-    def forward(ctx, a, b):
+    @classmethod
+    def forward(cls, ctx, a, b):
         ctx.save_for_backward(a, b)
-        return torch.maximum(a._data, b._data)
+        return cls.kernel(a._data, b._data)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (_split(grad, a, b, a._data < b._data) if need_a else None,
-                _split(grad, a, b, a._data > b._data) if need_b else None)
+        return (_split(grad, a, b, cls.loses(a._data, b._data)) if need_a else None,
+                _split(grad, a, b, cls.loses(b._data, a._data)) if need_b else None)
 
 
 class Minimum(Maximum):
     """``torch.minimum(a, b)``, also ``a.min(b)``: as Maximum, the gradient going to the smaller."""
 
     node_name = "MinimumBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return torch.minimum(a._data, b._data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        return (_split(grad, a, b, a._data > b._data) if need_a else None,
-                _split(grad, a, b, a._data < b._data) if need_b else None)
+    kernel, loses = torch.minimum, torch.gt
 
 
 def _split(grad, a, b, lost):
