@@ -1,6 +1,7 @@
 """Arithmetic: add, sub, mul, div, reciprocal, neg and pow."""
 import torch
 
+from .. import function
 from ..function import Function, constant
 
 
@@ -201,8 +202,8 @@ class FloorDivide(Function):
 
 
 def _value(operand):
-    """A number as it is, a tensor's storage."""
-    return operand if isinstance(operand, (int, float)) else operand._data
+    """A tensor's storage; a number (Python's or numpy's) as it is."""
+    return operand._data if isinstance(operand, function.Tensor) else operand
 
 
 class Pow(Function):
