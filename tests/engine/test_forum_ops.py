@@ -1,7 +1,7 @@
-"""The Tensor API forum code reaches for beside the course's ops: clamp (clip, clamp_min, clamp_max,
-clamp_), permute, flatten, gather, scatter_add, maximum and minimum, ``//``, new_tensor, square, abs_, masked_fill_
-and clone's memory_format, each run with torch and with minigrad:
-values, gradients (second order too), the graph with what its node saves, views and versions, errors."""
+"""The Tensor API forum code reaches for beside the course's ops, each run with torch and with minigrad:
+clamp (clip, clamp_min, clamp_max, clamp_), permute, flatten, gather, scatter_add, maximum and minimum,
+``//``, new_tensor, square, abs_, masked_fill_ and clone's memory_format. Values, gradients (second order
+too), the graph with what its node saves, views and versions, errors."""
 import numpy
 import pytest
 
@@ -54,7 +54,8 @@ CASES = {
     "scatter_add_fn": lambda lib, x: lib.scatter_add(x * 1, 2, _index(lib, x), x[:, :, 1:3]),
     "max_other_ties_at_0": lambda lib, x: x.max(lib.zeros(4, dtype=lib.float64, device=x.device)),
     "maximum_of_two_that_require_grad": lambda lib, x: lib.maximum(x, x * 0.5),
-    "minimum_broadcast_ties_at_1": lambda lib, x: x.minimum(lib.tensor([1.0, 0.0, -1.0, 0.5], dtype=lib.float64)),
+    "minimum_broadcast_ties_at_1": lambda lib, x: x.minimum(
+        lib.tensor([1.0, 0.0, -1.0, 0.5], dtype=lib.float64, device=x.device)),
     "min_other_fn": lambda lib, x: lib.minimum(x * -1, x),
     "square": lambda lib, x: x.square(),
     "square_fn": lambda lib, x: lib.square(x),
