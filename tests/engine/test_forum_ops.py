@@ -2,7 +2,6 @@
 clamp (clip, clamp_min, clamp_max, clamp_), permute, flatten, gather, scatter_add, maximum and minimum,
 ``//``, new_tensor, square, abs_, masked_fill_ and clone's memory_format. Values, gradients (second order
 too), the graph with what its node saves, views and versions, errors."""
-import numpy
 import pytest
 
 from coursekit.testing import assert_same, graph_signature, outcome
@@ -227,12 +226,18 @@ def floor_divided(lib):
     j //= 4
     x = lib.tensor([1.5, -2.5, 7.0], requires_grad=True)
     y, z = x // 2, 7 // x
-    return (i // 4, 7 // lib.tensor(2), (i // 2.5).dtype, lib.floor_divide(i, 4), j, j._version, i // numpy.int64(4),
+    return (i // 4, 7 // lib.tensor(2), (i // 2.5).dtype, lib.floor_divide(i, 4), j, j._version,
             y, graph_signature(y), graph_signature(z), graph_signature(x // x), outcome(y.sum().backward))
 
 
 def test_floor_divide():
     assert_same(floor_divided)
+
+
+def test_floor_divide_by_numpys_numbers():
+    numpy = pytest.importorskip("numpy")  # not one of the engine tests' dependencies
+    assert_same(lambda lib: (lib.arange(6) // numpy.int64(4), numpy.int64(7) // lib.tensor([2, 3]),
+                             lib.tensor([5.0, -1.0], requires_grad=True) // numpy.float64(2.5)))
 
 
 def new_tensors(lib):
