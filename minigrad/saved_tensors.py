@@ -299,6 +299,13 @@ def attributes(names):
     return found
 
 
+def other_attributes(function, **getters):
+    """torch's ``grad_fn._saved_<name>`` for what ``function``'s node keeps beside the tensors it saves
+    (a number, dims, a flag): each getter reads it off the node."""
+    for name, getter in getters.items():
+        setattr(function._backward_cls, f"_saved_{name}", property(getter))
+
+
 def save(tensor, is_output=False, hooks=None):
     """``tensor`` saved for backward: with the saved-tensor hooks in force, if any (PackedTensor),
     except a wrapped Python number, which torch saves as it is. An inference tensor is refused

@@ -3,6 +3,7 @@ import torch
 
 from .. import function
 from ..function import Function, constant
+from ..saved_tensors import other_attributes
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -183,7 +184,8 @@ class DivScalar(Function):
         return DivScalar.apply(grad, ctx.other), None
 
 
-MulScalar._backward_cls._saved_other = DivScalar._backward_cls._saved_other = property(lambda node: node.other)
+for _function in (MulScalar, DivScalar):
+    other_attributes(_function, other=lambda node: node.other)
 
 
 class FloorDivide(Function):
@@ -229,7 +231,7 @@ class Pow(Function):
         return grad * MulScalar.apply(power, exponent), None
 
 
-Pow._backward_cls._saved_exponent = property(lambda node: node.exponent)  # torch's: the number itself
+other_attributes(Pow, exponent=lambda node: node.exponent)  # torch's: the number itself
 
 
 class PowTensor(Function):

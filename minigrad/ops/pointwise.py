@@ -4,6 +4,7 @@ import torch
 
 from .. import releases
 from ..function import Function, constant
+from ..saved_tensors import other_attributes
 from .arithmetic import DivScalar
 
 
@@ -358,8 +359,9 @@ def _within(data, min, max):
     return (data >= min).logical_and_(data <= max)
 
 
-Clamp._backward_cls._saved_min = ClampMin._backward_cls._saved_min = property(lambda node: node.min)
-Clamp._backward_cls._saved_max = ClampMax._backward_cls._saved_max = property(lambda node: node.max)
+other_attributes(Clamp, min=lambda node: node.min, max=lambda node: node.max)
+other_attributes(ClampMin, min=lambda node: node.min)
+other_attributes(ClampMax, max=lambda node: node.max)
 
 
 # --- binary ----------------------------------------------------------------------------------

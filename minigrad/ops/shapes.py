@@ -6,6 +6,7 @@ import torch
 
 from .. import broadcast, views
 from ..function import Function, constant
+from ..saved_tensors import other_attributes
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -348,20 +349,15 @@ def storage_indices(indices):
     return [None if i is None else i._data for i in indices]
 
 
-def _saved_attributes(function, **getters):
-    """torch's ``grad_fn._saved_<name>`` for what ``function`` keeps that is not one tensor per name."""
-    for name, getter in getters.items():
-        setattr(function._backward_cls, f"_saved_{name}", property(getter))
-
-
-# torch keeps dims as unsigned 64-bit integers: a negative one reads back as 2**64 plus it.
-_saved_attributes(Permute, dims=lambda node: tuple(dim % 2**64 for dim in node.dims))
+# torch keeps dims (permute's, gather's and scatter_add's) as unsigned 64-bit integers: a negative one reads back
+# as 2**64 plus it.
+other_attributes(Permute, dims=lambda node: tuple(dim % 2**64 for dim in node.dims))
 for _function in (Gather, ScatterAdd):
-    _saved_attributes(_function, dim=lambda node: node.dim % 2**64)
-_saved_attributes(Gather, sparse_grad=lambda node: False)
-_saved_attributes(Index, indices=lambda node: node.saved_tensors, self_sym_sizes=lambda node: tuple(node.shape))
+    other_attributes(_function, dim=lambda node: node.dim % 2**64)
+other_attributes(Gather, sparse_grad=lambda node: False)
+other_attributes(Index, indices=lambda node: node.saved_tensors, self_sym_sizes=lambda node: tuple(node.shape))
 for _function in (IndexPut, IndexPutImpl):
-    _saved_attributes(_function, indices=lambda node: node.saved_tensors, accumulate=lambda node: node.accumulate)
+    other_attributes(_function, indices=lambda node: node.saved_tensors, accumulate=lambda node: node.accumulate)
 
 
 class Diagonal(Function):
