@@ -11,7 +11,7 @@ import warnings
 
 import torch
 
-from . import grad_mode, releases
+from . import grad_mode, graph_owned, releases
 
 Tensor = None
 """minigrad's Tensor, assigned by function.py (importing it here would close a second cycle)."""
@@ -124,6 +124,8 @@ def wrap_outputs(ctx, record, inputs, out):
             ctx._outputs = infos
         if ctx._to_save:
             ctx._save(saved_as)
+        if isinstance(ctx, graph_owned.GraphOwned):
+            graph_owned.outputs_made(ctx, results)
     return tuple(results) if isinstance(out, tuple) else results[0]
 
 

@@ -13,7 +13,8 @@ import warnings
 
 import torch
 
-from . import custom_function, engine, grad_dtypes, grad_mode, releases, saved_tensors
+from . import custom_function, engine, grad_dtypes, grad_mode, graph_owned, releases, saved_tensors
+from .graph_owned import GraphOwned
 # The node's saved entries (saved_tensors.py), and the names the course imports from here
 from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIED, _FREED,  # noqa: F401
                             PackedTensor, SavedTensor, anomaly_hint, op_name, save, tensor_description)
@@ -57,10 +58,10 @@ class Node:
         torch's ``Node()`` takes the next of its counter (``at::sequence_number::get_and_increment``)."""
         self._sequence_number = next(_sequence_numbers) if sequence_nr is None else sequence_nr
         if grad_mode.anomaly.enabled:
-            self.metadata["traceback_"] = _forward_stack()
+            self._metadata = {"traceback_": _forward_stack()}
             parent = grad_mode._state.running_node
             if parent is not None:
-                self.metadata["parent_"] = parent
+                self._metadata["parent_"] = parent
 
     def name(self):
         return type(self).__name__
@@ -453,6 +454,10 @@ class Function:
     inplace_saves_self = False
     """The op saves its first input for backward, so its in-place form (``a.mul_(b)``) must save a
     copy of ``a``'s old values: the in-place edit would otherwise overwrite what backward needs."""
+    python_in_torch = None
+    """Whether torch runs this Function in Python (a PyNode, whose ctx before torch 2.13 does not own
+    its node: ``graph_owned``): a Function defined outside minigrad, and those of minigrad's that torch
+    writes in Python (set on them); not minigrad's ops, which torch writes in C++."""
     clear_saved_tensors_on_access = False
     """torch's: when true (as apply finds it), the first ``ctx.saved_tensors`` lets go of the saved
     tensors and a second is refused (``custom_function.wrap_outputs``)."""
@@ -461,8 +466,9 @@ class Function:
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("node_name") or cls.__name__ + "Backward"
         saved = saved_tensors.attributes(cls.saved_names)
-        cls._backward_cls = type(name.rsplit("::", 1)[-1], (BackwardFunction,),
-                                 {"_forward_cls": cls, "_node_name": name, **saved})
+        python_in_torch = cls.__dict__.get("python_in_torch", not cls.__module__.startswith("minigrad."))
+        bases = (BackwardFunction,) if releases.CTX_OWNS_NODE or not python_in_torch else (GraphOwned, BackwardFunction)
+        cls._backward_cls = type(name.rsplit("::", 1)[-1], bases, {"_forward_cls": cls, "_node_name": name, **saved})
         cls._separate_setup = cls.setup_context is not Function.setup_context
 
     @staticmethod
@@ -587,7 +593,8 @@ def constant(data):
 # Tensor's methods apply Functions (ops/, views.py). Imported last, when everything above exists.
 from .tensor import Tensor  # noqa: E402
 
-# saved_tensors.py, custom_function.py and engine.py can't import this module (this module imports them): they get
-# Tensor (and AccumulateGrad) here.
+# saved_tensors.py, custom_function.py, graph_owned.py and engine.py can't import this module (this module imports
+# them): they get Tensor (and AccumulateGrad, Node) here.
 saved_tensors.Tensor, saved_tensors.AccumulateGrad = Tensor, AccumulateGrad
-custom_function.Tensor = engine.Tensor = Tensor
+custom_function.Tensor = engine.Tensor = graph_owned.Tensor = Tensor
+graph_owned.Node = Node

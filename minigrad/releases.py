@@ -26,6 +26,10 @@ UNUSED_INPUT_BY_INDEX = RELEASE >= (2, 13)
 GRADCHECK_TYPO_FIXED = RELEASE >= (2, 13)
 """gradcheck's error for inputs that need no gradient reads "none of them"; before, "none of the them"."""
 
+CTX_OWNS_NODE = RELEASE >= (2, 13)
+"""A custom Function's ctx keeps its node; before, it held it weakly, and once the graph let go of the
+node the ctx refuses its saved tensors, edges, name, hooks... (``minigrad.graph_owned``)."""
+
 APPLY_TAKES_KEYWORDS = RELEASE >= (2, 13)
 """``Function.apply`` takes keyword arguments (inputs too); before: "apply() takes no keyword arguments"."""
 

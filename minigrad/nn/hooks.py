@@ -33,6 +33,8 @@ class BackwardHookFunction(Function):
     """Identity on its tensors: its node is where the module's hooks attach. An input that does not
     require grad stays without one."""
 
+    python_in_torch = True
+
     @staticmethod
     def forward(ctx, *args):
         ctx.mark_non_differentiable(*[arg for arg in args if not arg.requires_grad])

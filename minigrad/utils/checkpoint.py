@@ -211,6 +211,8 @@ class CheckpointFunction(Function):
     arguments, through ``.grad``, so ``autograd.grad`` and ``backward(inputs=...)`` cannot see
     through it; keyword arguments are refused; the whole body runs again in each backward."""
 
+    python_in_torch = True
+
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         if not any(arg.requires_grad for arg in args if isinstance(arg, Tensor)):

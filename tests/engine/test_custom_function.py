@@ -753,3 +753,62 @@ def calling_a_node_by_hand(torch, count):
 @pytest.mark.parametrize("count", [0, 1, 2])
 def test_a_node_called_by_hand_takes_one_gradient_per_output(count):
     assert_same(calling_a_node_by_hand, count)
+
+
+def _node_attributes(fn):
+    """What a kept ``grad_fn`` gives for each attribute a Function's node had: a value's kind, or the error."""
+    seen = {}
+    for name in ("saved_tensors", "_raw_saved_tensors", "next_functions", "_input_metadata", "metadata"):
+        seen[name] = _outcome_of(lambda: type(getattr(fn, name)).__name__)
+    for name in ("name", "_sequence_nr"):
+        seen[name] = _outcome_of(lambda: type(getattr(fn, name)()).__name__)
+    for name in ("register_hook", "register_prehook"):
+        seen[name] = _outcome_of(lambda: getattr(fn, name)(lambda *grads: None).remove())
+    return seen
+
+
+def _outcome_of(read):
+    try:
+        return read()
+    except RuntimeError as error:
+        return str(error)
+
+
+def a_kept_ctx_after_its_graph_goes(torch, keep):
+    """A Function's ctx kept past its graph (stashed in backward, ``y.grad_fn`` kept after ``del y``):
+    from torch 2.13 it owns its node; before, once nothing of the graph holds the node (its outputs,
+    a node with an edge to it), its saved tensors, edges, name, hooks and metadata are refused."""
+    stashed = []
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            stashed.append(ctx)
+            (t,) = ctx.saved_tensors
+            return grad * 2
+
+    p = torch.zeros(1, requires_grad=True)
+    y = Double.apply(p)
+    fn, seen = y.grad_fn, {}
+    z = y * 3 if keep == "a node after it" else y.exp() if keep == "its output, saved by exp" else None
+    seen["while y lives"] = _node_attributes(fn)
+    y.sum().backward(retain_graph=True)
+    assert stashed[0] is fn
+    del y
+    seen["after del y"] = _node_attributes(fn)
+    kept_node = z.grad_fn if z is not None else None
+    del z
+    seen["after del z"] = _node_attributes(fn)
+    del kept_node
+    seen["after its node goes"] = _node_attributes(fn)
+    return seen
+
+
+@pytest.mark.parametrize("keep", ["nothing", "a node after it", "its output, saved by exp"])
+def test_a_kept_ctx_after_its_graph_goes(keep):
+    assert_same(a_kept_ctx_after_its_graph_goes, keep)

@@ -29,12 +29,11 @@ if releases.GRAD_REFUSES_EMPTY_INPUTS_FIRST:
     TORCH_FAILS_TOO["TestAutograd::test_grad_empty_inputs"] = (
         "upstream expects ValueError 'grad requires non-empty inputs.'; torch 2.13 raises RuntimeError '`inputs` "
         "argument to `grad()` cannot be empty.' first, and so does minigrad (2.11 passes)")
-STASHED_CTX = "TestAutograd::test_naughty_autograd_function_stashing_ctx"
-if releases.RELEASE >= (2, 13):
-    TORCH_FAILS_TOO[STASHED_CTX] = (
+if releases.CTX_OWNS_NODE:
+    TORCH_FAILS_TOO["TestAutograd::test_naughty_autograd_function_stashing_ctx"] = (
         "upstream expects a stashed ctx's saved_tensors to raise once its graph is gone after "
         "backward(retain_graph=True); from torch 2.13 the ctx keeps its node, and so what it saved, and so does "
-        "minigrad (2.11 raises)")
+        "minigrad (2.11 raises, and so does minigrad there: minigrad.graph_owned)")
 if releases.NEXTAFTER_HAS_A_DERIVATIVE:
     TORCH_FAILS_TOO["TestAutograd::test_not_implemented_grad"] = (
         "upstream expects nextafter's backward to raise 'the derivative for ... is not implemented'; torch 2.13 "
@@ -49,8 +48,3 @@ if releases.RELEASE < (2, 13):
 EXPECTED_FAILURES = {
 }
 """Where minigrad differs from the installed torch."""
-if releases.RELEASE < (2, 13):
-    EXPECTED_FAILURES[STASHED_CTX] = (
-        "before torch 2.13 a custom Function's ctx does not keep its node: once the graph is gone the node frees "
-        "what it saved, and a stashed ctx's saved_tensors raises; minigrad's ctx is its node, which keeps them, as "
-        "2.13's does (telling the graph's holders from the user's would need a look at every referrer)")
