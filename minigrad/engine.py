@@ -328,8 +328,10 @@ class GraphTask:
     """One run of the engine (torch's GraphTask), ``grad_mode._state.graph_task`` while it runs: what
     code called from inside a backward (hooks, a custom backward) may ask of it or hand it."""
 
-    def __init__(self, roots, needed, captured):
-        self.roots, self.needed, self.captured = roots, needed, captured
+    def __init__(self, roots, captured):
+        self.roots, self.captured = roots, captured
+        self.needed = None
+        """The nodes that run where only part of the graph does (``run_backward``), else None."""
         self.final_callbacks = []
         self._nodes_in_graph = None
 
@@ -378,9 +380,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     targets = needed = None
     if captures is not None or inputs is not None:
         targets = {n for n, _ in (captures if captures is not None else inputs)}
-        needed = nodes_leading_to([n for n, _ in roots], targets)
-        if inputs is not None:
-            needed |= targets
 
     def capture(node, grads):
         for input_nr, grad in enumerate(grads):
@@ -423,11 +422,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         return _on_fresh_thread(run_backward, roots, root_grads, retain_graph, create_graph, captures, observer,
                                 inputs)
     previous = modes["grad_enabled"], modes["graph_task"], modes["checkpoint_valid"], modes["reentrant_depth"], hooks
-    task = GraphTask(roots, needed, targets if captures is not None else ())
+    task = GraphTask(roots, targets if captures is not None else ())
     modes["grad_enabled"], modes["graph_task"] = create_graph, task
-    modes["checkpoint_valid"] = previous[2] and needed is None
+    modes["checkpoint_valid"] = previous[2] and targets is None
     modes["reentrant_depth"] += reentrant
     try:
+        if targets is not None:  # walked once the task is set: a node it reaches is the task's (graph_owned)
+            needed = task.needed = nodes_leading_to([n for n, _ in roots], targets)
+            if inputs is not None:
+                needed |= targets
         backprop(roots, root_grads, call if observer is None else observed)
         task.run_final_callbacks()
     finally:

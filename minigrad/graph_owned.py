@@ -31,9 +31,10 @@ ERR_METADATA = (
 class GraphOwned:
     """The node attributes a ctx refuses once the graph let go of its node (checked on torch 2.11)."""
 
-    _outputs_made = None
-    """Weak references to the tensors this node made (``custom_function.wrap_outputs`` sets them);
-    None while forward runs, which holds the node."""
+    _holders = None
+    """Weak references to what last held the node: the tensors it made (``outputs_made``), then the
+    holder a search found. While one holds it still, nothing need be searched. None while forward
+    runs, which holds the node."""
     _freed = False
 
     def _check(self, error):
@@ -94,9 +95,8 @@ class GraphOwned:
 
 
 def outputs_made(node, results):
-    """Remember the tensors among ``results`` that have ``node`` as grad_fn: while one lives, the
-    graph holds the node, and nothing need be searched."""
-    node._outputs_made = [weakref.ref(r) for r in results if isinstance(r, Tensor) and r._node is node]
+    """The tensors among ``results`` that have ``node`` as grad_fn are its first holders."""
+    node._holders = [weakref.ref(r) for r in results if isinstance(r, Tensor) and r._node is node]
 
 
 def graph_let_go(node):
@@ -106,33 +106,43 @@ def graph_let_go(node):
     a tensor kept only by what a let-go node saved still counts here until that node is asked about.)"""
     if node._freed:
         return True
-    if node._outputs_made is None or grad_mode._state.graph_task is not None:
+    if node._holders is None or grad_mode._state.graph_task is not None:
         return False
-    for ref in node._outputs_made:
-        output = ref()
-        if output is not None and output._node is node:
-            return False
-    node._freed = not _held(node, set())
+    if any(_holds(ref(), node) for ref in node._holders):
+        return False
+    holder = _find_holder(node)
+    if holder is None:
+        node._freed = True
+    else:
+        node._holders = [weakref.ref(holder)]
     return node._freed
 
 
-def _held(node, seen):
-    """Whether a tensor or a held node refers to ``node``, found among the objects that refer to it
-    (``gc.get_referrers``: a walk of the heap, done only once the node's own outputs are gone)."""
-    seen.add(node)
-    edges = []
-    for referrer in gc.get_referrers(node):
+def _holds(holder, node):
+    """Whether ``holder`` (a tensor, a node, or None: gone) still holds ``node``: a tensor while ``node``
+    is its grad_fn, a node (whose edges never change) while it is held itself."""
+    if isinstance(holder, Tensor):
+        return holder._node is node
+    return holder is not None and not (isinstance(holder, GraphOwned) and graph_let_go(holder))
+
+
+def _find_holder(node):
+    """A tensor or a node that holds ``node``, found among the objects that refer to it (``gc.get_referrers``,
+    a walk of the heap: only once its last known holder let go), or None."""
+    referrers = gc.get_referrers(node)
+    for referrer in referrers + _owners([r for r in referrers if type(r) is dict and r.get("_node") is node]):
         if isinstance(referrer, Tensor) and referrer._node is node:
-            return True
-        if type(referrer) is dict and referrer.get("_node") is node:  # a tensor's attributes, as a dict
-            return True
-        if type(referrer) is tuple and len(referrer) == 2 and referrer[0] is node:
-            edges.append(referrer)
-    edge_lists = [r for r in gc.get_referrers(*edges) if type(r) is tuple] if edges else ()
-    holders = gc.get_referrers(*edge_lists) if edge_lists else []
-    attributes = [h for h in holders if type(h) is dict]  # a node's attributes, kept as a dict: find the node
-    for holder in holders + (gc.get_referrers(*attributes) if attributes else []):
-        if isinstance(holder, Node) and holder not in seen:
-            if not isinstance(holder, GraphOwned) or not graph_let_go(holder):
-                return True
-    return False
+            return referrer
+    edges = [r for r in referrers if type(r) is tuple and len(r) == 2 and r[0] is node]
+    edge_lists = [r for r in gc.get_referrers(*edges) if type(r) is tuple] if edges else []
+    nodes = gc.get_referrers(*edge_lists) if edge_lists else []
+    node_attributes = [h for h in nodes if type(h) is dict and ("next_functions" in h or "_next_functions" in h)]
+    for holder in nodes + _owners(node_attributes):
+        if isinstance(holder, Node) and _holds(holder, node):
+            return holder
+    return None
+
+
+def _owners(attribute_dicts):
+    """The objects whose attributes are kept in these dicts (where Python keeps them apart)."""
+    return gc.get_referrers(*attribute_dicts) if attribute_dicts else []
