@@ -6,7 +6,7 @@ import weakref
 
 import pytest
 
-from coursekit.testing import assert_same, both, graph_signature
+from coursekit.testing import assert_same, both, graph_signature, outcome
 
 
 def stable_logsumexp(torch):
@@ -759,19 +759,12 @@ def _node_attributes(fn):
     """What a kept ``grad_fn`` gives for each attribute a Function's node had: a value's kind, or the error."""
     seen = {}
     for name in ("saved_tensors", "_raw_saved_tensors", "next_functions", "_input_metadata", "metadata"):
-        seen[name] = _outcome_of(lambda: type(getattr(fn, name)).__name__)
+        seen[name] = outcome(lambda: type(getattr(fn, name)).__name__)
     for name in ("name", "_sequence_nr"):
-        seen[name] = _outcome_of(lambda: type(getattr(fn, name)()).__name__)
+        seen[name] = outcome(lambda: type(getattr(fn, name)()).__name__)
     for name in ("register_hook", "register_prehook"):
-        seen[name] = _outcome_of(lambda: getattr(fn, name)(lambda *grads: None).remove())
+        seen[name] = outcome(lambda: getattr(fn, name)(lambda *grads: None).remove())
     return seen
-
-
-def _outcome_of(read):
-    try:
-        return read()
-    except RuntimeError as error:
-        return str(error)
 
 
 def a_kept_ctx_after_its_graph_goes(torch, keep):
