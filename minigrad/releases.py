@@ -28,7 +28,8 @@ GRADCHECK_TYPO_FIXED = RELEASE >= (2, 13)
 
 CTX_OWNS_NODE = RELEASE >= (2, 13)
 """A custom Function's ctx keeps its node; before, it held it weakly, and once the graph let go of the
-node the ctx refuses its saved tensors, edges, name, hooks... (``minigrad.graph_owned``)."""
+node the ctx refuses its saved tensors, edges, name, hooks... (``minigrad.graph_owned``; checked on 2.11
+and 2.13 only)."""
 
 APPLY_TAKES_KEYWORDS = RELEASE >= (2, 13)
 """``Function.apply`` takes keyword arguments (inputs too); before: "apply() takes no keyword arguments"."""
