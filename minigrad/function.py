@@ -286,23 +286,34 @@ class BackwardFunction(Node):
     needs_input_grad = ()
     """Whether each input requires grad (torch's ``ctx.needs_input_grad``), set when made."""
 
-    def __init__(self, args, needs):
-        """The node of a Function applied to ``args``: one edge and one input metadata per tensor
-        among them, collected before forward runs, as torch does."""
-        Node.__init__(self)
-        self.needs_input_grad = needs
-        edges, metadata = [], []
-        for arg, need in zip(args, needs):
-            if need:
+    @classmethod
+    def recording(cls, args):
+        """The node of a Function applied to ``args``, or None where no input requires grad: one edge and
+        one input metadata per tensor among them, collected before forward runs, as torch does, in the
+        one pass over ``args`` that finds which of them require grad (``needs_input_grad``)."""
+        needs, edges, metadata = [], [], []
+        sequence_nr = None
+        for arg in args:
+            if not isinstance(arg, Tensor):
+                needs.append(False)
+            elif arg._requires_grad or arg._view is not None and arg.requires_grad:
+                if sequence_nr is None:  # the node's number, taken before an edge makes a node (a view's new grad_fn)
+                    sequence_nr = next(_sequence_numbers)
+                needs.append(True)
                 edges.append(arg._gradient_edge())
                 data = arg._data
                 metadata.append((data.shape, data.dtype, data.device))  # as input_metadata(data), unrolled
-            elif isinstance(arg, Tensor):  # one that needs no gradient: no edge, nothing to check (torch's)
+            else:  # a tensor that needs no gradient: no edge, nothing to check (torch's)
+                needs.append(False)
                 edges.append(_NO_EDGE)
                 metadata.append(None)
-        self.next_functions, self._input_metadata = tuple(edges), tuple(metadata)
+        if sequence_nr is None:
+            return None
+        node = cls(sequence_nr)
+        node.needs_input_grad, node.next_functions, node._input_metadata = tuple(needs), tuple(edges), tuple(metadata)
         if len(edges) != len(args):
-            self._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+            node._input_positions = [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]
+        return node
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
@@ -506,13 +517,11 @@ class Function:
             inputs = args
         modes = grad_mode._state.__dict__  # this thread's grad modes (see _State)
         enabled = modes["grad_enabled"]
-        record = False
-        if enabled:
-            needs = _needs_input_grad(inputs)
-            record = True in needs and not (is_view and args[0]._is_inference)
-        if record:
-            ctx = cls._backward_cls(inputs, needs)
-        else:  # (_ForwardContext has no __init__: see there)
+        ctx = None
+        if enabled and not (is_view and args[0]._is_inference):
+            ctx = cls._backward_cls.recording(inputs)
+        record = ctx is not None
+        if not record:  # (_ForwardContext has no __init__: see there)
             ctx = _ForwardContext()
             ctx._inputs, ctx._forward_cls = inputs, cls
         if enabled:
@@ -550,15 +559,6 @@ class Function:
         return args, kwargs, args + tuple(kwargs.values()) if kwargs else args
 
 
-def _needs_input_grad(inputs):
-    """Whether each input requires grad: a tensor's own flag first, the property (which asks a view's
-    base) only for a view whose flag is off. A loop: a list comprehension costs a call (Python 3.11)."""
-    needs = []
-    for a in inputs:
-        needs.append(isinstance(a, Tensor) and (a._requires_grad or a._view is not None and a.requires_grad))
-    return tuple(needs)
-
-
 class _ForwardContext:
     """The ``ctx`` of a forward that records nothing (grad mode off, or no input requires grad).
     Function.apply sets its two fields, ``_inputs`` and ``_forward_cls`` (the Function this forward
@@ -571,8 +571,12 @@ class _ForwardContext:
     @property
     def needs_input_grad(self):
         """Whether each input requires grad (torch's ``ctx.needs_input_grad``): worked out when asked,
-        since most forwards that record nothing (a backward's ops) never ask."""
-        return _needs_input_grad(self._inputs)
+        since most forwards that record nothing (a backward's ops) never ask. A tensor's own flag first,
+        the property (which asks a view's base) only for a view whose flag is off."""
+        needs = []
+        for a in self._inputs:  # (a loop: a list comprehension costs a call in Python 3.11)
+            needs.append(isinstance(a, Tensor) and (a._requires_grad or a._view is not None and a.requires_grad))
+        return tuple(needs)
 
     def save_for_backward(self, *tensors):
         """Kept only for apply's check of a Function with setup_context, which torch makes with or
