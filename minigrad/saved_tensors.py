@@ -238,7 +238,7 @@ class RawSaved:
         if not isinstance(saved, SavedTensor):
             return None
         if saved.tensor is not None:
-            return saved.tensor
+            return _as_torch_keeps_it(saved.tensor)
         data = Tensor(saved.data)
         data._version_counter = saved.version_counter
         return data
@@ -294,9 +294,23 @@ def attributes(names):
     unpack hook's own AttributeError, read through ``saved_tensors`` too, behind "no attribute".)"""
     found = {}
     for index, name in enumerate(names):
-        found[f"_saved_{name}"] = property(lambda node, i=index: node._unpack(node._saved[i]))
+        found[f"_saved_{name}"] = property(lambda node, i=index: _as_torch_keeps_it(node._unpack(node._saved[i])))
         found[f"_raw_saved_{name}"] = property(lambda node, i=index: RawSaved._of(node, i))
     return found
+
+
+def _as_torch_keeps_it(tensor):
+    """A saved tensor as torch's ``_saved_<name>`` gives it: a wrapped Python number (``x * 2.5``) as
+    torch wraps it, a float as float64 and a complex as complex128 (minigrad computes with it in its
+    op's dtype: ``wrap_number``)."""
+    if tensor is None or not tensor._is_wrapped_number:
+        return tensor
+    number = tensor._number
+    return Tensor(torch.tensor(number, dtype=_WRAPPED_DTYPES.get(type(number))))
+
+
+_WRAPPED_DTYPES = {float: torch.float64, complex: torch.complex128}
+"""The dtype of a Python number torch wraps, where ``torch.tensor`` would give another (an int is int64, a bool bool)."""
 
 
 def other_attributes(function, **getters):

@@ -20,22 +20,29 @@ def wrap_number(value, like):
     """A Python number as a 0-dim CPU tensor, as torch wraps ``x * 2`` into ``mul(x, tensor(2))``: on
     the CPU whatever the default device (``with torch.device("cuda")``), since it is kept for reuse.
 
-    A float next to a floating tensor is kept in double precision (0-dim tensors don't change the
-    result's dtype, so float64 math stays exact); next to an integer tensor it gets the default dtype.
-    Next to a 0-dim tensor it takes that tensor's floating dtype: torch's wrapped numbers never
-    promote, but two 0-dim tensors would.
+    Its dtype is the one the op computes in, so the kernel has nothing to cast (a float32 op with a
+    float64 scalar costs about twice one with a float32 scalar): a float next to a float32 or float64
+    tensor takes that tensor's dtype, which gives torch's values, since torch's kernel casts its double
+    to that dtype first; next to float16 and bfloat16, whose ops compute in float32, it stays a double;
+    next to an integer tensor it gets the default dtype. Next to a 0-dim tensor it takes that tensor's
+    floating dtype: torch's wrapped numbers never promote, but two 0-dim tensors would. The number
+    itself is kept (``_number``): ``grad_fn._saved_*`` shows it as torch keeps it, a float as float64.
     """
     dtype = None
     if isinstance(value, float) and like.is_floating_point():
-        dtype = torch.float64 if like.dim() else like.dtype
+        dtype = like.dtype if like.dtype in _OWN_DTYPES or not like.dim() else torch.float64
     key = (type(value), value, dtype)
     tensor = _WRAPPED_NUMBERS.get(key)
     if tensor is None:
         if len(_WRAPPED_NUMBERS) > 4096:
             _WRAPPED_NUMBERS.clear()
         tensor = _WRAPPED_NUMBERS[key] = Tensor(torch.tensor(value, dtype=dtype, device="cpu"))
-        tensor._is_wrapped_number = True
+        tensor._is_wrapped_number, tensor._number = True, value
     return tensor
+
+
+_OWN_DTYPES = (torch.float32, torch.float64)
+"""The floating dtypes whose ops compute in that dtype (float16's and bfloat16's compute in float32)."""
 
 
 def to_arguments(args, kwargs):
@@ -522,7 +529,7 @@ ERR_DEEPCOPY_NON_LEAF = (
 _AUTOGRAD_STATE = frozenset((
     "_data", "_requires_grad", "_node", "_output_nr", "_version_counter", "_view", "_is_inference", "_grad",
     "_retains_grad", "_hooks", "_post_accumulate_grad_hooks", "_grad_accumulator", "_is_wrapped_number",
-    "_grad_dtype"))
+    "_number", "_grad_dtype"))
 """What minigrad keeps in a tensor's attributes (torch in its C++ TensorImpl and AutogradMeta): a deep
 copy makes its own; the other attributes are the user's."""
 

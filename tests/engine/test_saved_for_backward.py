@@ -3,6 +3,7 @@
 ``clear_saved_tensors_on_access``; what ``grad_fn._raw_saved_*`` and ``_raw_saved_tensors`` show
 of each entry (torch's SavedTensor objects); ``ctx.saved_variables``, the old name. Each scenario
 run with torch and with minigrad."""
+import math
 import re
 import warnings
 import weakref
@@ -321,6 +322,32 @@ def test_raw_saved_tensors_of_a_custom_function(saves):
 
 def keep(t):
     return t
+
+
+def wrapped_numbers(torch, dtype, shape):
+    """Python numbers in ops (``x * 2.5``): what ``_saved_other`` and ``_raw_saved_other.data`` show (torch's
+    wrapped number, a float as float64 whatever the tensor's dtype, an int as int64) and the values, forward
+    and backward, exactly (minigrad computes with a float in the tensor's own dtype where that gives
+    torch's values: ``wrap_number``)."""
+    x = torch.linspace(-3, 3, math.prod(shape), dtype=dtype).reshape(shape).requires_grad_()
+    seen = []
+    for number in (2.5, 1.0001, 0.1, -7.25e-3, 1e-40, 3):
+        y = x * number
+        z = (y + number) / number - number
+        other, raw, divisor = y.grad_fn._saved_other, y.grad_fn._raw_saved_other.data, z.grad_fn.next_functions[0][0]
+        seen += [other, other.dtype, raw, raw.dtype, divisor._saved_other.dtype, z, z.dtype]
+        z.sum().backward()
+        seen.append(x.grad)
+        x.grad = None
+    return seen
+
+
+@pytest.mark.parametrize("dtype, shape", [(dtype, shape) for dtype in ("float32", "float64") for shape in ((), (6,), (2, 3))]
+                         + [(dtype, shape) for dtype in ("float16", "bfloat16") for shape in ((6,), (2, 3))])
+def test_a_python_number_is_saved_as_torch_wraps_it(dtype, shape):
+    """(Not beside a 0-dim float16 or bfloat16 tensor: there minigrad's number, a 0-dim tensor of that dtype
+    so that the result keeps it, is rounded to it, where torch's computes in float32.)"""
+    assert_same(wrapped_numbers, getattr(minigrad, dtype), shape)
 
 
 def register_hooks_arguments(torch):
