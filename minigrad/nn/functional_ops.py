@@ -5,7 +5,9 @@ import torch
 
 from .. import grad_mode
 from ..function import Function, constant
+from ..ops.arithmetic import DivScalar, MulScalar
 from ..ops.linalg import mat2_grad
+from ..saved_tensors import other_attributes
 
 
 # --- linear layer ----------------------------------------------------------------------------
@@ -34,7 +36,14 @@ class Addmm(Function):
 
 # --- losses ----------------------------------------------------------------------------------
 
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+"""torch's numbers for a loss's reduction (``at::Reduction``), as its kernels take them and its nodes show them."""
+
+
 class MseLoss(Function):
+    """(a - target)², each, summed or their mean. Each input's gradient is torch's fused kernel
+    (MseLossBackward), the target's with the two swapped, as torch's formula has it."""
+
     node_name = "MseLossBackward0"
     saved_names = ("self", "target")
 
@@ -42,15 +51,46 @@ class MseLoss(Function):
     def forward(ctx, a, target, reduction):
         ctx.save_for_backward(a, target)
         ctx.reduction = reduction
-        return torch.nn.functional.mse_loss(a._data, target._data, reduction=reduction)
+        return MSE_LOSS(a._data, target._data, REDUCTIONS[reduction])
 
     @staticmethod
     def backward(ctx, grad):
         a, target = ctx.saved_tensors
-        need_a, need_target = ctx.needs_input_grad[:2]
-        scale = 2 / a.numel() if ctx.reduction == "mean" else 2
-        grad_a = grad * scale * (a - target)
-        return grad_a if need_a else None, -grad_a if need_target else None, None
+        need_a, need_target, _ = ctx.needs_input_grad
+        return (MseLossBackward.apply(grad, a, target, ctx.reduction) if need_a else None,
+                MseLossBackward.apply(grad, target, a, ctx.reduction) if need_target else None, None)
+
+
+class MseLossBackward(Function):
+    """mse_loss's backward, grad * 2 * (a - target) (over the count of elements for "mean"), in one kernel
+    (torch's mse_loss_backward). An op itself, so with create_graph=True it can be differentiated again:
+    for a and target, torch's mse_loss_double_backward, 2 * g * grad (over the count for "mean")."""
+
+    node_name = "MseLossBackwardBackward0"
+    saved_names = ("grad_output", "self", "target")
+
+    @staticmethod
+    def forward(ctx, grad, a, target, reduction):
+        ctx.save_for_backward(grad, a, target)
+        ctx.reduction = reduction
+        return MSE_LOSS_BACKWARD(grad._data, a._data, target._data, REDUCTIONS[reduction])
+
+    @staticmethod
+    def backward(ctx, g):
+        grad, a, target = ctx.saved_tensors
+        need_grad, need_a, need_target, _ = ctx.needs_input_grad
+        twice = None
+        if need_a or need_target:
+            twice = MulScalar.apply(g * grad, 2)
+            if ctx.reduction == "mean":
+                twice = DivScalar.apply(twice, a.numel())
+        return (MseLossBackward.apply(g, a, target, ctx.reduction) if need_grad else None,
+                twice if need_a else None, -twice if need_target else None, None)
+
+
+MSE_LOSS, MSE_LOSS_BACKWARD = torch.ops.aten.mse_loss.default, torch.ops.aten.mse_loss_backward.default
+other_attributes(MseLoss, reduction=lambda node: REDUCTIONS[node.reduction])
+other_attributes(MseLossBackward, reduction=lambda node: REDUCTIONS[node.reduction])
 
 
 # --- GELU ------------------------------------------------------------------------------------
@@ -207,8 +247,6 @@ class EmbeddingDenseBackward(Function):
 
 
 # --- classification losses -------------------------------------------------------------------
-
-REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
 class NllLoss(Function):

@@ -1,5 +1,6 @@
 """Item 7: the nn subset — Module, Parameter, Linear (torch's init), MSELoss, L1Loss — against torch."""
 import math
+import warnings
 
 import pytest
 
@@ -47,6 +48,42 @@ def test_functional_losses_match_torch():
         mse, l1 = lib.nn.functional.mse_loss(x, t), lib.nn.functional.l1_loss(x, t)
         (mse + l1).backward()
         return [mse, l1, graph_signature(mse), graph_signature(l1), x.grad, t.grad]
+    assert_same(scenario)
+
+
+def mse_with(lib, shapes, reduction):
+    """mse_loss of an input and a target of the given shapes: torch's warning where they differ, the
+    broadcast (an ExpandBackward0 for each that grows), the loss, its gradients, and under create_graph the
+    nodes of the gradients (torch's fused MseLossBackwardBackward0, the target's with the two swapped),
+    what they save, and the gradients of a sum of the gradients (values, and their nodes' names)."""
+    lib.manual_seed(0)
+    x, t = (lib.randn(*shape, dtype=lib.float64, requires_grad=True) for shape in shapes)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loss = lib.nn.functional.mse_loss(x, t, reduction=reduction)
+    grad_output = lib.randn(loss.shape, dtype=lib.float64, requires_grad=True)
+    firsts = lib.autograd.grad(loss, (x, t), grad_output, create_graph=True)
+    nodes = [g.grad_fn for g in firsts]
+    saved = [(n._saved_reduction, n._saved_grad_output, n._saved_self, n._saved_target) for n in nodes
+             if n.name() == "MseLossBackwardBackward0"]
+    seconds = lib.autograd.grad(sum((g * g).sum() for g in firsts), (x, t, grad_output))
+    names = [n.name() for n in nodes] if len(shapes[1]) == len(shapes[0]) else None
+    return ([str(w.message) for w in caught], loss, graph_signature(loss), loss.grad_fn._saved_reduction, firsts,
+            names, saved, seconds)
+
+
+@pytest.mark.parametrize("shapes", [((3, 2), (3, 2)), ((3, 1), (1, 2)), ((3, 2), (2,))], ids=["same", "both", "target"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_broadcasts_and_differentiates_twice_as_torch(shapes, reduction):
+    """(A target of fewer dims: the nodes' names are left out, since the engine's sum over the gradient's
+    leading dims is a SumBackward1 where torch's sum_to keeps them and views, SumBackward1 then ViewBackward0.)"""
+    assert_same(mse_with, shapes, reduction)
+
+
+def test_mse_loss_of_shapes_that_do_not_broadcast():
+    def scenario(lib):
+        with warnings.catch_warnings(record=True):
+            return lib.nn.functional.mse_loss(lib.ones(3, 2), lib.ones(4, 2))
     assert_same(scenario)
 
 
