@@ -25,15 +25,16 @@ def linear(input, weight, bias=None):
 
 def mse_loss(input, target, reduction="mean"):
     """torch's: a target of another size than the input's is warned about, then both are broadcast (an
-    ExpandBackward0 for each that grows), and the loss is one kernel, over the broadcast elements."""
-    if grad_mode._state.autocast_enabled:
-        input, target = autocast_mode.cast("mse_loss", input, target)
+    ExpandBackward0 for each that grows; autocast's cast comes after, in torch's kernel), and the loss is
+    one kernel, over the broadcast elements."""
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
                       "same size.", stacklevel=2)
         shape = torch.broadcast_tensors(input._data, target._data)[0].shape  # (torch's error where they don't broadcast)
         input, target = (t if t.shape == shape else t.expand(shape) for t in (input, target))
+    if grad_mode._state.autocast_enabled:
+        input, target = autocast_mode.cast("mse_loss", input, target)
     return ops.MseLoss.apply(input, target, reduction)
 
 

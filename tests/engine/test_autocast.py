@@ -54,6 +54,7 @@ OPS = {
     "cat-lower": (lambda lib, a, b: lib.cat([a @ a, b @ b]), [(3, 3), (3, 3)]),
     "stack-promotes": (lambda lib, a, b: lib.stack([b, a @ a]), [(3, 3), (3, 3)]),
     "mse_loss": (lambda lib, a, b: lib.nn.functional.mse_loss(a @ a, b), [(3, 3), (3, 3)]),
+    "mse_loss-broadcast": (lambda lib, a, b: lib.nn.functional.mse_loss(a @ a[:, :1], b), [(3, 3), (1, 2)]),
     "nll_loss": (lambda lib, a: lib.nn.functional.nll_loss(a @ a, lib.tensor([0, 2, 1])), [(3, 3)]),
     "cross_entropy": (lambda lib, a: lib.nn.functional.cross_entropy(a @ a, lib.tensor([0, 2, 1])), [(3, 3)]),
     "not-listed-ops": (lambda lib, a: ((a.exp() + a.abs().log()) * 2).sin().sum(), [(2, 3)]),
