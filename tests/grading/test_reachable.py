@@ -135,6 +135,10 @@ REVIEWED = {
     "minigrad.tensor_more_ops.bucketize": "torch.bucketize on the values given: a new integer tensor; " + PURE,
     "minigrad.function.*Backward*": "a node: called, runs its own backward on the gradients given, as the engine does",
     "minigrad.function.Node._sequence_nr": "CALLS, torch's node._sequence_nr(): reads the node's number",
+    "minigrad.function.BackwardFunction.recording": "classmethod of a node class (apply's way to make the node, "
+                                                    "as calling the class makes one): a new node with an edge to "
+                                                    "each given tensor's grad_fn, attached to no tensor; no forward "
+                                                    "runs; graded code writes to it only as to that class's ctx",
     "minigrad.function.BackwardFunction._release_saved": "exercise 3's calls (its engine frees each node it ran): "
                                                          "drops the saved tensors of the node it is bound to; "
                                                          "graded, it is the learner's own part",
