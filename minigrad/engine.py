@@ -119,9 +119,8 @@ def _call_tensor_pre_hooks(node, grads):
     which sees what they made of it. Each list of hooks as it was when the node started: a hook
     that removes another does not keep it from running this time, as in torch. A tensor that got
     no gradient has its hooks called with None (gradcheck's check of undefined gradients counts on
-    it), and they may not make one up."""
+    it), and they may not make one up. The list is changed in place, and returned."""
     hooks, retains = node._tensor_pre_hooks, node._retains_grad_hooks
-    grads = list(grads)
     if hooks:  # (the engine's list stops at the last output a gradient reached)
         grads.extend([None] * (max(hooks) + 1 - len(grads)))
     for output_nr, grad in enumerate(grads):
@@ -138,15 +137,20 @@ def _call_tensor_pre_hooks(node, grads):
 
 def _call_pre_hooks(node, grads):
     """Tensor hooks and retain_grad's first, then the node's own pre-hooks (``register_prehook``),
-    as torch orders them."""
+    as torch orders them. What they make of the gradients goes into the engine's list itself, which
+    the node takes its gradients from: a copy would leave them in the list, which a compiled caller
+    still holds, and AccumulateGrad would copy a gradient it could keep."""
     if node._tensor_pre_hooks or node._retains_grad_hooks:
-        grads = _call_tensor_pre_hooks(node, grads)
+        _call_tensor_pre_hooks(node, grads)
+    hooked = grads
     for hook in tuple(node._pre_hooks or ()):
-        grads = tuple(grads)
-        result = hook(grads)
-        if result is not None and result is not grads:
-            grads = _checked_hook_results(hook, grads, result)
-    return list(grads)
+        hooked = tuple(hooked)
+        result = hook(hooked)
+        if result is not None and result is not hooked:
+            hooked = _checked_hook_results(hook, hooked, result)
+    if hooked is not grads:
+        grads[:] = hooked
+    return grads
 
 
 def _call_post_hooks(node, grad_inputs, grad_outputs):
@@ -381,12 +385,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
     if captures is not None or inputs is not None:
         targets = {n for n, _ in (captures if captures is not None else inputs)}
 
-    def capture(node, grads):
-        for input_nr, grad in enumerate(grads):
-            slot = captures.get((node, input_nr))
-            if slot is not None:
-                slot.append(grad)
-
     def call(node, grads):
         # Each node runs under the saved-tensor hooks in force when backward started, as in torch (its
         # ThreadLocalStateGuard): hooks an unpack hook entered or left end with the node.
@@ -396,10 +394,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
             if captures is not None and node in targets:
                 if node._tensor_pre_hooks or node._retains_grad_hooks:
                     grads = _call_tensor_pre_hooks(node, grads)
-                capture(node, grads)
+                _capture(captures, node, grads)
             return (None,) * len(node.next_functions)
         if captures is not None and node in targets:
-            capture(node, grads)
+            _capture(captures, node, grads)
         if node._has_pre_hooks:
             grads = _call_pre_hooks(node, grads)
         if grads[0] is None and _all_none(grads):  # (most nodes get one gradient: a call only where it is None)
@@ -411,9 +409,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
         if node._post_hooks or grad_mode.anomaly.enabled:
             return run_node_observed(node, grads, retain_graph)
         return run_node(node, grads, retain_graph)
-
-    def observed(node, grads):
-        return observer(node, grads, lambda: call(node, grads))
 
     modes = vars(grad_mode._state)  # this thread's autograd state (see _State)
     hooks = modes["saved_tensors_hooks"]
@@ -431,11 +426,28 @@ def run_backward(roots, root_grads, retain_graph, create_graph, captures=None, o
             needed = task.needed = nodes_leading_to([n for n, _ in roots], targets)
             if inputs is not None:
                 needed |= targets
-        backprop(roots, root_grads, call if observer is None else observed)
+        backprop(roots, root_grads, call if observer is None else _observed(observer, call))
         task.run_final_callbacks()
     finally:
         (modes["grad_enabled"], modes["graph_task"], modes["checkpoint_valid"], modes["reentrant_depth"],
          modes["saved_tensors_hooks"]) = previous
+
+
+def _capture(captures, node, grads):
+    """autograd.grad's capture: each gradient the node is handed, into the list its edge maps to."""
+    for input_nr, grad in enumerate(grads):
+        slot = captures.get((node, input_nr))
+        if slot is not None:
+            slot.append(grad)
+
+
+def _observed(observer, call):
+    """``call`` as ``run_backward``'s observer sees it (a function of its own, not a closure of
+    run_backward's: where minigrad is compiled, closures of one function share one scope, and one
+    that held another would keep both, and the gradients they reach, alive until a collection)."""
+    def observed(node, grads):
+        return observer(node, grads, lambda: call(node, grads))
+    return observed
 
 
 MAX_DEPTH = 60

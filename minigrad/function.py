@@ -9,11 +9,10 @@ import os
 import sys
 import threading
 import traceback
-import warnings
 
 import torch
 
-from . import custom_function, engine, grad_dtypes, grad_mode, graph_owned, releases, saved_tensors
+from . import custom_function, engine, grad_dtypes, grad_mode, graph_owned, releases, saved_tensors, user_warnings
 from .graph_owned import GraphOwned
 # The node's saved entries (saved_tensors.py), and the names the course imports from here
 from .saved_tensors import (ERR_BACKWARD_TWICE, ERR_INFERENCE_SAVED, ERR_MODIFIED, _FREED,  # noqa: F401
@@ -253,19 +252,19 @@ def _owned(grad, posthooks_hold):
             and _storage_use_count(data.untyped_storage()._cdata) - 1 <= 1 + (data._base is not None))
 
 
-def _sole_refs():
-    """What sys.getrefcount reports in ``_owned`` for a gradient only apply's local holds (the
-    interpreter's own count differs between Python versions)."""
-    def apply(grads):
-        grad = grads.pop()
-        return count(grad)
-
-    def count(grad):
-        return sys.getrefcount(grad)
-    return apply([object()])
+def _sole_refs(grads):
+    """What sys.getrefcount reports in ``_owned`` for a gradient only apply's local holds: popped and
+    counted as apply and ``_owned`` do, by functions of the module as they are (the count differs
+    between Python versions, and where minigrad is compiled, Cython's nested functions count otherwise)."""
+    grad = grads.pop()
+    return _refs_seen(grad, False)
 
 
-_SOLE_REFS = _sole_refs()
+def _refs_seen(grad, posthooks_hold):  # called as _owned is
+    return sys.getrefcount(grad)
+
+
+_SOLE_REFS = _sole_refs([object()])
 
 
 _storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
@@ -374,7 +373,7 @@ class BackwardFunction(Node):
     @property
     def saved_variables(self):
         """``saved_tensors`` under its old name, which torch still reads, with a deprecation warning."""
-        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        user_warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning)
         return self.saved_tensors
 
     # BEGIN EXERCISE 3

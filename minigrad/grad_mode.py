@@ -4,7 +4,8 @@ import functools
 import inspect
 import sys
 import threading
-import warnings
+
+from . import user_warnings
 
 
 class _State(threading.local):
@@ -119,9 +120,9 @@ def _decorate(make_mode, fn):
     keeping its own mode in between. A class is decorated as the call that constructs it (torch
     still does that, with a warning that it is deprecated)."""
     if inspect.isclass(fn):
-        warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
-                      "decorate functions or methods. To preserve the current behavior of class decoration, you can "
-                      "directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=3)
+        user_warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should "
+                           "only decorate functions or methods. To preserve the current behavior of class decoration, "
+                           "you can directly decorate the `__init__` method and nothing else.", FutureWarning)
         cls = fn
 
         def fn(*args, **kwargs):

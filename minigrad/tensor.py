@@ -1,11 +1,11 @@
 """Tensor: a torch.Tensor for the numbers (storage, on any device) plus minigrad's autograd state."""
 import re
-import warnings
 import weakref
 
 import torch
 
-from . import function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_more_ops, tensor_ops, views
+from . import (function, grad_dtypes, grad_mode, indexing, ops, saved_tensors, tensor_more_ops, tensor_ops,
+               user_warnings, views)
 from .tensor_more_ops import MaxResult, MoreTensorOps  # noqa: F401 (re-exported)
 from .tensor_ops import TensorOps, _as_tensor, matmul, wrap_number  # noqa: F401 (re-exported)
 from .autograd import api as autograd_api  # the module, not the package, whose Variable imports Tensor
@@ -203,7 +203,7 @@ class Tensor(TensorOps, MoreTensorOps):
     @property
     def grad(self):
         if self.grad_fn is not None and not self._retains_grad:
-            warnings.warn(WARN_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+            user_warnings.warn(WARN_NON_LEAF_GRAD)
         return self._grad
 
     @grad.setter
@@ -359,8 +359,8 @@ class Tensor(TensorOps, MoreTensorOps):
 
     def __float__(self):
         if self.requires_grad:
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                          "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=2)
+            user_warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                               "behavior.\nConsider using tensor.detach() first.")
         return float(self._data)
 
     def __int__(self):

@@ -15,7 +15,7 @@ import warnings
 import torch
 from torch.testing import make_tensor
 
-from .. import releases
+from .. import releases, user_warnings
 from ..function import Function, constant
 from . import api
 
@@ -100,10 +100,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 # call, in torch's words); minigrad makes them of gradcheck's own parts.
 
 def _warn_deprecated(name):
-    warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are deprecating it "
-                  "and it will be removed in a future version of PyTorch. If you have a specific use for this or "
-                  "feature request for this to be a stable API, please file us an issue at "
-                  "https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=3)
+    user_warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are deprecating "
+                       "it and it will be removed in a future version of PyTorch. If you have a specific use for this "
+                       "or feature request for this to be a stable API, please file us an issue at "
+                       "https://github.com/pytorch/pytorch/issues/new", FutureWarning)
 
 
 def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):

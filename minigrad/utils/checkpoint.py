@@ -28,7 +28,7 @@ import torch
 from torch.utils.checkpoint import (  # noqa: F401 - minigrad's, as torch's: see above
     CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts)
 
-from .. import autocast_mode, grad_mode, releases
+from .. import autocast_mode, grad_mode, releases, user_warnings
 from ..autograd.api import backward
 from ..autograd.graph import saved_tensors_hooks
 from ..function import Function, PackedTensor, SavedTensor, save
@@ -139,12 +139,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     ``set_checkpoint_debug_enabled`` says otherwise) adds to its errors what both saved, and where.
     """
     if use_reentrant is None:
-        warnings.warn(
+        user_warnings.warn(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
             "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False "
             "is recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
-            stacklevel=2)
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.")
         use_reentrant = True
     if use_reentrant:
         if kwargs:
@@ -173,12 +172,11 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     ``input``, cut into ``segments`` chunks, each checkpointed but the last, as torch's: left out,
     ``use_reentrant`` warns (in its own words) and takes the old form, as ``checkpoint`` does."""
     if use_reentrant is None:
-        warnings.warn(
+        user_warnings.warn(
             "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
             "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
             "recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
-            stacklevel=2)
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.")
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

@@ -4,7 +4,8 @@ The hub runs as root on 127.0.0.1 and starts each user's JupyterLab as that Unix
 exchange is the shared /srv/nbgrader/exchange; the instructor's course (solutions included) lives in
 the instructor's home. In the browser, learner2 lands on the lessons and runs two of them live (the
 course's minigrad, compiled: hub/setup.sh); every lesson runs as learner1 in the lessons' kernel; no
-file a learner can read holds an answer line, and the grading sandbox cannot see the lessons' build.
+file a learner can read holds an answer line, the engine's tests pass on the lessons' build, and the
+grading sandbox cannot see it.
 learner1 logs in, fetches exercise 3 from the Assignment List, types the solution, Validates and
 Submits; learner2 fetches and Submits it unchanged, and cannot open learner1's server. Then, as Unix
 users: neither learner can read the other's home nor the instructor's course, nor list the
@@ -28,6 +29,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -251,6 +253,20 @@ def test_every_lesson_runs_in_a_learners_kernel():
         assert executed == sorted(path.name for path in (ROOT / "course").glob("*.ipynb")), executed
     finally:
         shutil.rmtree(out)
+
+
+def test_the_lessons_minigrad_passes_the_engines_tests():
+    """The lessons' minigrad, compiled where it holds a part (hub/setup.sh), is the engine the course
+    tests: the engine's tests pass on it as on the source. Cython's functions make no frames and hold
+    their arguments and closures otherwise than Python's, and warnings, freeing and the gradients kept
+    without a copy depend on both. (``-P`` and no ``pythonpath``: the clone's minigrad not first.)"""
+    env = {**os.environ, "PYTHONPATH": f"{PREFIX / 'lessons' / 'lib'}{os.pathsep}{ROOT}"}
+    where = subprocess.run([sys.executable, "-P", "-c", "import minigrad.engine as e; print(e.__file__)"], env=env,
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert where.startswith(str(PREFIX / "lessons" / "lib")) and where.endswith(".so"), where
+    ran = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "pythonpath=",
+                          "-n", "2", "tests/engine"], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stdout[-3000:]
 
 
 def test_a_learners_server_runs_within_the_classs_limits(hub):
