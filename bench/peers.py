@@ -11,7 +11,9 @@ Each engine runs each workload in its own idiom, on one thread, and gets a ratio
   views      40 in-place edits of views of an 8x8 tensor (a row times w, a column plus one, in
              turn), then backward;
   chain      backward alone through a chain of 1e5 nodes ``y = y*1.0001 + 0.0``.
-A workload an engine cannot run prints n/a and why, in a word.
+A workload an engine cannot run prints n/a and why, in a word. The header names the minigrad measured:
+``PYTHONPATH=/opt/minigrad-hub/lessons/lib`` measures the build the hub's lessons import, compiled where
+a module holds a learner's part (hub/setup.sh).
 """
 import os
 
@@ -23,6 +25,7 @@ import gc  # noqa: E402
 import importlib.util  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import torch  # noqa: E402
@@ -256,6 +259,10 @@ def main():
     parser.add_argument("--no-peers", action="store_true", help="torch and minigrad only")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread, best of {args.seconds} s per cell")
+    compiled = [name for name, module in sys.modules.items()
+                if name.startswith("minigrad.") and (getattr(module, "__file__", None) or "").endswith(".so")]
+    print(f"minigrad from {os.path.dirname(minigrad.__file__)}" + (f", {len(compiled)} of its modules compiled (the "
+                                                                  "hub's lessons build)" if compiled else ""))
 
     engines = {"torch": torch_like(torch, args.chain), "minigrad": torch_like(minigrad, args.chain)}
     for name, workloads in ([] if args.no_peers else
