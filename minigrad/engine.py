@@ -14,11 +14,10 @@ node saved. An ``observer`` given to ``run_backward`` is handed each node as it 
 import heapq
 import sys
 import threading
-import warnings
 
 import torch
 
-from . import broadcast, grad_mode
+from . import broadcast, grad_mode, user_warnings
 
 Tensor = None
 """minigrad's Tensor, assigned by function.py (which imports this module) once it exists."""
@@ -231,7 +230,8 @@ def _anomaly_report(node):
             message = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
                        f"error:\n{''.join(trace)}")
         try:
-            warnings.warn(message, stacklevel=4)
+            # blamed on the line that ran the engine (autograd/api.py's), as torch's on its own
+            user_warnings.warn(message, UserWarning, __file__, frames=5)
         except Warning:
             print(message, file=sys.stderr)
         node = metadata.get("parent_")

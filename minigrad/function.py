@@ -373,7 +373,7 @@ class BackwardFunction(Node):
     @property
     def saved_variables(self):
         """``saved_tensors`` under its old name, which torch still reads, with a deprecation warning."""
-        user_warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning)
+        user_warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, __file__)
         return self.saved_tensors
 
     # BEGIN EXERCISE 3

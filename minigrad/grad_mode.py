@@ -122,7 +122,8 @@ def _decorate(make_mode, fn):
     if inspect.isclass(fn):
         user_warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should "
                            "only decorate functions or methods. To preserve the current behavior of class decoration, "
-                           "you can directly decorate the `__init__` method and nothing else.", FutureWarning)
+                           "you can directly decorate the `__init__` method and nothing else.", FutureWarning, __file__,
+                           frames=2)
         cls = fn
 
         def fn(*args, **kwargs):

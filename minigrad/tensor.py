@@ -203,7 +203,7 @@ class Tensor(TensorOps, MoreTensorOps):
     @property
     def grad(self):
         if self.grad_fn is not None and not self._retains_grad:
-            user_warnings.warn(WARN_NON_LEAF_GRAD)
+            user_warnings.warn(WARN_NON_LEAF_GRAD, UserWarning, __file__)
         return self._grad
 
     @grad.setter
@@ -360,7 +360,7 @@ class Tensor(TensorOps, MoreTensorOps):
     def __float__(self):
         if self.requires_grad:
             user_warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                               "behavior.\nConsider using tensor.detach() first.")
+                               "behavior.\nConsider using tensor.detach() first.", UserWarning, __file__)
         return float(self._data)
 
     def __int__(self):

@@ -1,16 +1,19 @@
-"""Warnings blamed on the user's line, as torch's C++ warnings are."""
-import os
-import sys
+"""Warnings blamed on the line torch's are blamed on, where minigrad is compiled too (the lessons on a
+class's hub): Cython's functions make no frames, so a fixed ``stacklevel`` would count frames that are not
+there."""
 import warnings
+from importlib.machinery import EXTENSION_SUFFIXES
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+def _compiled(path):
+    return path.endswith(tuple(EXTENSION_SUFFIXES))
 
 
-def warn(message, category=UserWarning):
-    """``warnings.warn`` at the first frame outside minigrad, however many frames minigrad's call took:
-    a fixed ``stacklevel`` counts frames that are not there where minigrad is compiled (the lessons on a
-    class's hub: Cython's functions make none)."""
-    frame, stacklevel = sys._getframe(0), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, stacklevel = frame.f_back, stacklevel + 1
-    warnings.warn(message, category, stacklevel=stacklevel)
+_OWN_FRAME = 0 if _compiled(__file__) else 1
+
+
+def warn(message, category, module, frames=1):
+    """``warnings.warn`` at the line ``frames`` calls above this one's caller, those calls being functions of
+    ``module`` (the caller's ``__file__``), which make no frames where it is compiled. The frames are not
+    looked up: the grading process refuses that while learner code runs."""
+    warnings.warn(message, category, stacklevel=1 + _OWN_FRAME + (0 if _compiled(module) else frames))

@@ -103,7 +103,7 @@ def _warn_deprecated(name):
     user_warnings.warn(f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are deprecating "
                        "it and it will be removed in a future version of PyTorch. If you have a specific use for this "
                        "or feature request for this to be a stable API, please file us an issue at "
-                       "https://github.com/pytorch/pytorch/issues/new", FutureWarning)
+                       "https://github.com/pytorch/pytorch/issues/new", FutureWarning, __file__, frames=2)
 
 
 def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):

@@ -143,7 +143,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in "
             "PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False "
             "is recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.")
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            UserWarning, __file__)
         use_reentrant = True
     if use_reentrant:
         if kwargs:
@@ -176,7 +177,8 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
             "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
             "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
             "recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.")
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+            UserWarning, __file__)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

@@ -50,8 +50,9 @@ def test_the_only_cycle_is_tensor_and_function():
 
 
 def test_engine_knows_nodes_only_by_their_interface():
-    """The engine imports neither the ops, nor the node classes, nor Tensor."""
-    assert imports()["minigrad.engine"] <= {"minigrad.broadcast", "minigrad.grad_mode"}
+    """The engine imports neither the ops, nor the node classes, nor Tensor (user_warnings, nothing of minigrad)."""
+    assert imports()["minigrad.engine"] <= {"minigrad.broadcast", "minigrad.grad_mode", "minigrad.user_warnings"}
+    assert not imports()["minigrad.user_warnings"]
 
 
 def test_architecture_names_every_module_and_only_what_exists():

@@ -41,7 +41,8 @@ def grade(exercise, solutions):
 ATTACKS = {
     # private aliases modules keep of sys, os, builtins: an open-ended graph a static check can't list
     "private-alias-of-sys": ("import collections\nmodules = collections._sys.modules", "collections._sys", 3),
-    "alias-through-minigrad": ("import minigrad.engine\nwarnings = minigrad.engine.warnings", "minigrad.engine.warnings", 3),
+    "alias-through-minigrad": ("import minigrad.engine\nuser_warnings = minigrad.engine.user_warnings",
+                               "minigrad.engine.user_warnings", 3),
     "alias-of-torch-internals": ("import minigrad.function\nlibrary = minigrad.function.torch\nlibrary._refs",
                                  "minigrad.function.torch", 3),
     # strings a library evaluates
