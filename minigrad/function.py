@@ -53,8 +53,8 @@ class Node:
     is set): the engine then leaves it as it comes."""
 
     def __init__(self, sequence_nr=None):
-        """``sequence_nr``: the node's place in the engine's order; by default the next number, as
-        torch's ``Node()`` takes the next of its counter (``at::sequence_number::get_and_increment``)."""
+        """``sequence_nr``: the node's place in the engine's order; by default the next number, as torch's
+        ``Node()`` takes it (``at::sequence_number::get_and_increment``)."""
         self._sequence_number = next(_sequence_numbers) if sequence_nr is None else sequence_nr
         if grad_mode.anomaly.enabled:
             self._metadata = {"traceback_": _forward_stack()}
@@ -121,8 +121,7 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
-def input_metadata(data):
-    """What a node keeps of an input's storage ``data`` to check its gradient against."""
+def input_metadata(data):  # what a node keeps of an input's storage to check its gradient against
     return data.shape, data.dtype, data.device
 
 
@@ -359,8 +358,7 @@ class BackwardFunction(Node):
         self._saved = tuple(saved)
 
     @property
-    def saved_tensors(self):
-        """Each entry unpacked: in a loop, which costs less than ``tuple(map(...))`` over a node's few entries."""
+    def saved_tensors(self):  # a loop: it costs less than tuple(map(...)) over a node's few entries
         tensors = []
         for saved in self._saved:
             tensors.append(self._unpack(saved))
@@ -419,8 +417,7 @@ class BackwardFunction(Node):
             result = tuple(result[i] for i in positions)
         return result
 
-    def _vjp(self):
-        """The vjp of a Function that defines it in place of backward (never both, as torch checks)."""
+    def _vjp(self):  # the vjp of a Function that defines it in place of backward (never both, as torch checks)
         cls = self._forward_cls
         if cls.backward is not Function.backward:
             raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
@@ -437,8 +434,7 @@ class BackwardFunction(Node):
                     grads[i] = Tensor(torch.zeros(info.shape, dtype=info.dtype, device=info.device))
         return grads
 
-    def _trim(self, result):
-        """torch accepts more gradients than forward had inputs if the extra ones are all None."""
+    def _trim(self, result):  # torch accepts more gradients than forward had inputs if the extra ones are all None
         expected = len(self.needs_input_grad)
         if len(result) > expected and all(g is None for g in result[expected:]):
             return result[:expected]

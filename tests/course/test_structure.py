@@ -55,6 +55,13 @@ def test_engine_knows_nodes_only_by_their_interface():
     assert not imports()["minigrad.user_warnings"]
 
 
+def test_no_module_of_minigrad_is_over_600_lines():
+    """What a learner reads stays readable: no module of minigrad over 600 lines."""
+    long = {str(path.relative_to(ROOT)): n for path in (ROOT / "minigrad").rglob("*.py")
+            if (n := len(path.read_text().splitlines())) > 600}
+    assert not long, long
+
+
 def test_architecture_names_every_module_and_only_what_exists():
     """ARCHITECTURE.md's module map is complete and true: each module of minigrad/, coursekit/ and grader/ is
     named there, and every path it names exists."""

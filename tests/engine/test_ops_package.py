@@ -46,11 +46,6 @@ def test_every_name_of_ops_py_is_on_the_package_or_beside_nn(name):
         exec(f"from minigrad.ops import {name}", {})
 
 
-def test_no_topic_module_is_over_600_lines():
-    for path in [*(ROOT / "minigrad" / "ops").glob("*.py"), ROOT / "minigrad" / "nn" / "functional_ops.py"]:
-        assert len(path.read_text().splitlines()) <= 600, path
-
-
 def plug_cells():
     """Exercise 1's locked plug cells that patch minigrad.ops: {op name: the cell's code}."""
     spec = (ROOT / "grader" / "exercises" / "ex1_ops.py").read_text()
