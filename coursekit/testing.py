@@ -395,6 +395,17 @@ def _line(value):
     return " ".join(repr(value).split())
 
 
+def blamed(warning, caller, module):
+    """Where ``warning`` points, comparable between the libraries: "library" for a line of the library's
+    own code (torch blames some warnings on its own Python), "caller" for a line of the file ``caller``,
+    else that file. ``module``: the library's module holding the line the warning should name; where it is
+    compiled (minigrad on a class's hub) it has no frames, and the caller's line is the nearest there is."""
+    if warning.filename == caller:
+        return "caller" if module.__file__.endswith(".py") else "library"
+    package = sys.modules[module.__name__.partition(".")[0]]
+    return "library" if warning.filename.startswith(os.path.dirname(package.__file__) + os.sep) else warning.filename
+
+
 def graph_signature(tensor):
     """The backward graph below ``tensor`` as nested (name, [children]) tuples, walked without recursion."""
     root = tensor.grad_fn

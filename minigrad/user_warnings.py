@@ -1,6 +1,8 @@
 """Warnings blamed on the line torch's are blamed on, where minigrad is compiled too (the lessons on a
 class's hub): Cython's functions make no frames, so a fixed ``stacklevel`` would count frames that are not
-there."""
+there. Where torch blames a line of its own Python (an optimizer's ``__init__``, gradcheck's), minigrad
+from source names its own line that stands for it; compiled, the nearest line that has a frame: the
+caller's, or that of a module of minigrad's that is not compiled (Adam's ``__init__``)."""
 import warnings
 from importlib.machinery import EXTENSION_SUFFIXES
 

@@ -10,7 +10,6 @@ options for what minigrad does not have are left out: forward-mode AD, vmap (bat
 (masked) and complex inputs.
 """
 import itertools
-import warnings
 
 import torch
 from torch.testing import make_tensor
@@ -163,9 +162,9 @@ def _check_inputs(inputs):
         if not (_is_tensor(inp) and inp.requires_grad):
             continue
         if inp.dtype not in (torch.float64, torch.complex128):
-            warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
-                          "This check will likely fail if all the inputs are not of double precision floating point "
-                          "or complex. ", stacklevel=2)
+            user_warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or "
+                               "complex. This check will likely fail if all the inputs are not of double precision "
+                               "floating point or complex. ", UserWarning, __file__)
         if not all(stride > 0 or size <= 1 for stride, size in zip(inp.stride(), inp.shape)):
             raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs that "
                                "are non-overlapping to be able to compute the numerical gradients correctly. You "
@@ -478,9 +477,10 @@ def _check_undefined_grads(func, inputs, outputs):
 
 
 def _warn_undefined_grad_check():
-    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, but "
-                  "it may break existing callers of this function. If this is true for you, you can call this function "
-                  'with "check_undefined_grad=False" to disable the feature', stacklevel=2)
+    user_warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by "
+                       "default, but it may break existing callers of this function. If this is true for you, you can "
+                       'call this function with "check_undefined_grad=False" to disable the feature', UserWarning,
+                       __file__)
 
 
 def _random_grad_output(output, noncontiguous):

@@ -4,12 +4,11 @@ Updates run with torch's own in-place kernels, in torch's order (the same roundi
 numbers as torch step after step): SGD through minigrad's in-place ops under no_grad, Adam on the
 storage; each in-place edit bumps the edited tensor's version, as torch's updates under no_grad do.
 """
-import warnings
 from collections import defaultdict
 
 import torch
 
-from .. import grad_mode
+from .. import grad_mode, user_warnings
 from ..tensor import Tensor
 
 
@@ -44,9 +43,9 @@ class Optimizer:
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
         if len({id(p) for p in param_group["params"]}) != len(param_group["params"]):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
-                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            user_warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this "
+                               "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
+                               "information", UserWarning, __file__, frames=2)  # at the optimizer's __init__
         existing = {id(p) for group in self.param_groups for p in group["params"]}
         if any(id(p) in existing for p in param_group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")

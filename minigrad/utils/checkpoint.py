@@ -21,7 +21,6 @@ torch storage, so these modes see (and cache) the aten ops minigrad's kernels ru
 them as ``torch.ops.aten.<op>.<overload>`` (``minigrad.ops.aten``).
 """
 import contextlib
-import warnings
 import weakref
 
 import torch
@@ -216,7 +215,8 @@ class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         if not any(arg.requires_grad for arg in args if isinstance(arg, Tensor)):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+            user_warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
+                               __file__, frames=0)  # at this line, as torch's at its forward's
         ctx.run_function = run_function
         ctx.rng = _rng_state(args) if preserve_rng_state else None
         ctx.inputs, ctx.tensor_indices = list(args), [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]

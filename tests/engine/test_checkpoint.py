@@ -3,12 +3,13 @@ again in each backward that needs it, the forward's random numbers, retain_graph
 scenario run with torch and with minigrad."""
 import contextlib
 import gc
+import sys
 import warnings
 import weakref
 
 import pytest
 
-from coursekit.testing import assert_same, both, nearly_equal, outcome
+from coursekit.testing import assert_same, blamed, both, nearly_equal, outcome
 
 
 def block(torch, runs, after=None):
@@ -204,7 +205,9 @@ def reentrant(torch, case):
             warnings.simplefilter("always")
             hidden = torch.utils.checkpoint.checkpoint(first, torch.randn(2, 4), use_reentrant=True)
         second(hidden).sum().backward()
-        return [str(w.message) for w in caught], hidden.requires_grad, first.weight.grad, second.weight.grad
+        module = sys.modules[torch.utils.checkpoint.checkpoint.__module__]  # torch's warning: its forward's line
+        return ([(str(w.message), blamed(w, __file__, module)) for w in caught], hidden.requires_grad,
+                first.weight.grad, second.weight.grad)
     if case == "a None among the arguments":
         y = torch.utils.checkpoint.checkpoint(lambda x, nothing, scale: (x ** 3).sum() * scale, x, None, 2.0,
                                               use_reentrant=True)

@@ -2,13 +2,14 @@
 must come out the same, passing (True), failing quietly (False), or with the same error, message and
 warnings."""
 import importlib
+import sys
 import warnings
 
 import pytest
 
 import minigrad
 
-from coursekit.testing import both, outcome
+from coursekit.testing import blamed, both, outcome
 
 
 def double(lib, *shape, requires_grad=True):
@@ -234,6 +235,19 @@ def test_single_precision_inputs_get_torchs_warning():
     assert caught == [("UserWarning", "Input #0 requires gradient and is not a double precision floating point or "
                        "complex. This check will likely fail if all the inputs are not of double precision floating "
                        "point or complex. ")]
+
+
+def single_precision_blamed(lib):
+    """Where the warning points: at gradcheck's own line that checks the inputs, as torch's."""
+    x = lib.randn(3, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib.autograd.gradcheck(lambda x: x * 2, (x,), raise_exception=False)
+    return [blamed(w, __file__, sys.modules[lib.autograd.gradcheck.__module__]) for w in caught]
+
+
+def test_the_single_precision_warning_points_at_gradchecks_line():
+    assert same(single_precision_blamed) == ["library"]
 
 
 def drifting(lib, nondet_tol, fast_mode=False):

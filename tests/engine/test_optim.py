@@ -1,9 +1,10 @@
 """Issue 9: minigrad.optim against torch.optim: the same updates, state, versions, groups and errors."""
 import copy
+import sys
 
 import pytest
 
-from coursekit.testing import assert_same
+from coursekit.testing import assert_same, blamed, both
 
 SGD_OPTIONS = [
     {"lr": 0.1},
@@ -131,14 +132,19 @@ def test_an_optimizer_stepped_in_backward_by_post_accumulate_grad_hooks():
     assert_same(optimizer_in_backward, close=True)
 
 
-def duplicate_parameters(torch):
+def duplicate_parameters(torch, optimizer):
+    """Warned about, at the line of the optimizer's own __init__ that set up its groups, as torch does."""
     import warnings
     x = torch.ones(2, requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        torch.optim.SGD([x, x], lr=0.1)
-    return [str(warning.message) for warning in caught]
+        getattr(torch.optim, optimizer)([x, x], lr=0.1)
+    module = sys.modules[getattr(torch.optim, optimizer).__module__]
+    return [(str(warning.message), blamed(warning, __file__, module)) for warning in caught]
 
 
-def test_a_group_with_a_parameter_twice_is_warned_about():
-    assert_same(duplicate_parameters)
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_a_group_with_a_parameter_twice_is_warned_about(optimizer):
+    expected, actual = both(duplicate_parameters, optimizer)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert [where for _, where in expected] == ["library"]
