@@ -6,7 +6,7 @@ import warnings
 
 import torch
 
-from . import autocast_mode, grad_dtypes, grad_mode, indexing, ops
+from . import autocast_mode, grad_dtypes, grad_mode, indexing, ops, user_warnings
 
 Tensor = None
 """``minigrad.tensor.Tensor``, which inherits TensorOps. This module can't import minigrad.tensor (which
@@ -319,9 +319,13 @@ class TensorOps:
     @property
     def T(self):
         """The dims reversed (PermuteBackward0, also for a matrix). On other than 2 dims, torch's own
-        deprecation warning (torch warns it once)."""
+        deprecation warning (torch warns it once), given again at the caller's line, as torch's is."""
         if self.dim() != 2:
-            self._data.T  # noqa: B018 - torch's warning, from torch
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                self._data.T  # noqa: B018 - torch's warning, in torch's words
+            for warning in caught:
+                user_warnings.warn(warning.message, warning.category, __file__)
         return ops.Permute.apply(self, tuple(range(self.dim() - 1, -1, -1)))
 
     def transpose(self, dim0, dim1):

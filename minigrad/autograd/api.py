@@ -146,11 +146,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _inputs_tuple(inputs, "backward")
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    if create_graph:
-        _warn_create_graph_once()
     roots, grads, retain_graph = prepare_backward(tensors, grad_tensors, retain_graph, create_graph)
     if inputs is not None:
         inputs = _input_edges(inputs, retain_grad=True)
+    if create_graph:
+        _warn_create_graph_once()  # as torch's engine warns once it has checked the roots, at this line
     engine.run_backward(roots, grads, retain_graph, create_graph, inputs=inputs)
 
 
@@ -172,7 +172,8 @@ _warned_create_graph = []
 
 def _warn_create_graph_once():
     """torch's TORCH_WARN_ONCE: once per process, or every time while ``torch.set_warn_always(True)``
-    is in force (minigrad's is torch's flag), and a warning given then does not use up the once."""
+    is in force (minigrad's is torch's flag), and a warning given then does not use up the once. At the
+    line of backward that calls it, as torch's is at the line of its own Python that runs its engine."""
     always = torch.is_warn_always_enabled()
     if always or not _warned_create_graph:
         if not always:
@@ -181,7 +182,7 @@ def _warn_create_graph_once():
             "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
             "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
             "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
-            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=2)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

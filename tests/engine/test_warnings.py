@@ -3,6 +3,11 @@
 import subprocess
 import sys
 import textwrap
+import warnings
+
+import pytest
+
+from coursekit.testing import blamed, both
 
 
 def run(script, lib):
@@ -27,6 +32,34 @@ def test_backward_with_create_graph_warns_once_like_torch():
     expected, actual = run(WARN_ONCE, "torch"), run(WARN_ONCE, "minigrad")
     assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
     assert expected.count("UserWarning") == 1
+
+
+def create_graph_warnings(lib, case):
+    """What backward(create_graph=True) warns (here each time: torch's once is its own), and where: at a
+    line of the library's own code that runs the engine, once the roots are checked (a gradient of the
+    wrong shape is refused first, with no warning)."""
+    x = lib.ones(2, requires_grad=True)
+    grad = lib.ones(3) if case == "a gradient of the wrong shape" else lib.ones(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib.set_warn_always(True)
+        try:
+            error = None
+            (x * 2).backward(grad, create_graph=True)
+        except RuntimeError as raised:
+            error = str(raised)
+        finally:
+            lib.set_warn_always(False)
+    module = sys.modules[lib.autograd.backward.__module__]
+    return error, [(w.category.__name__, str(w.message).split(" (Triggered internally at ")[0],
+                    blamed(w, __file__, module)) for w in caught]
+
+
+@pytest.mark.parametrize("case", ["roots that check out", "a gradient of the wrong shape"])
+def test_create_graph_is_warned_about_where_torch_warns(case):
+    expected, actual = both(create_graph_warnings, case)
+    assert actual == expected, f"\ntorch:    {expected}\nminigrad: {actual}"
+    assert [where for *_, where in expected[1]] == (["library"] if case == "roots that check out" else [])
 
 
 WARN_ALWAYS = textwrap.dedent("""
