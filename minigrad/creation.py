@@ -1,7 +1,7 @@
 """Making tensors: torch's creation functions, with minigrad's requires_grad on top."""
 import torch
 
-from . import grad_mode
+from . import grad_mode, user_warnings
 from .tensor import Tensor
 
 
@@ -36,9 +36,15 @@ def _storage_of(data):
     return data
 
 
+COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                  "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
+"""torch's warning, each time ``torch.tensor`` is given a tensor (the same words from torch 2.11 to 2.13)."""
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
     data = _storage_of(data)
     if isinstance(data, torch.Tensor):
+        user_warnings.warn(COPY_CONSTRUCT, UserWarning, __file__)
         storage = data.detach().clone()
     else:
         storage, requires_grad = _made(torch.tensor, (data,), {"dtype": dtype, "device": device,

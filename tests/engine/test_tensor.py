@@ -38,6 +38,20 @@ def test_creation_matches_torch(name, device):
     assert_same(lambda lib: describe(CREATIONS[name](lib, device)))
 
 
+def copy_constructed(lib, source):
+    """torch.tensor of a tensor: a detached copy, with torch's warning each time, at the caller's line."""
+    x = lib.ones(2, requires_grad=True) if source == "a tensor" else [lib.ones(()), lib.zeros(())]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        copied = lib.tensor(x, dtype=lib.float64)
+    return describe(copied), [(w.category.__name__, str(w.message), w.filename == __file__) for w in caught]
+
+
+@pytest.mark.parametrize("source", ["a tensor", "a list of 0-dim tensors"])
+def test_a_tensor_made_from_tensors_as_torch_makes_it(source):
+    assert_same(copy_constructed, source)
+
+
 def test_random_tensors_draw_the_same_numbers_as_torch():
     """minigrad draws from torch's generator: the same seed gives the same numbers (so lessons agree)."""
     def draw(lib):
