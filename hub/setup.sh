@@ -91,7 +91,7 @@ chmod -R a+rX "$etc"
 lessons="$HUB_PREFIX/lessons"
 lessons_stamp="$lessons/.built-$({ echo "$CYTHON_SPEC"; find minigrad course grader/parts.py -name '*.py' -o -name '*.ipynb' | sort | xargs cat; } | cksum | cut -d' ' -f1)"
 if [ ! -e "$lessons_stamp" ]; then
-  echo "hub/setup.sh: compiling the lessons' minigrad with Cython (about 3 minutes on 2 cores)"
+  echo "hub/setup.sh: compiling the lessons' minigrad with Cython (about 30 seconds on 2 cores)"
   "$venv/bin/pip" install -q "$CYTHON_SPEC"
   build="$(mktemp -d)"
   cp -r minigrad "$build/"
