@@ -289,8 +289,7 @@ class BackwardFunction(Node):
         """The node of a Function applied to ``args``, or None where no input requires grad: one edge and
         one input metadata per tensor among them, collected before forward runs, as torch does, in the
         one pass over ``args`` that finds which of them require grad (``needs_input_grad``)."""
-        needs, edges, metadata = [], [], []
-        sequence_nr = None
+        needs, edges, metadata, sequence_nr = [], [], [], None
         for arg in args:
             if not isinstance(arg, Tensor):
                 needs.append(False)
@@ -298,7 +297,9 @@ class BackwardFunction(Node):
                 if sequence_nr is None:  # the node's number, taken before an edge makes a node (a view's new grad_fn)
                     sequence_nr = next(_sequence_numbers)
                 needs.append(True)
-                edges.append(arg._gradient_edge())
+                grad_fn = arg._node  # as _gradient_edge(), unrolled for a non-view's grad_fn (a view's may be stale)
+                edges.append((grad_fn, arg._output_nr) if grad_fn is not None and arg._view is None else
+                             arg._gradient_edge())
                 data = arg._data
                 metadata.append((data.shape, data.dtype, data.device))  # as input_metadata(data), unrolled
             else:  # a tensor that needs no gradient: no edge, nothing to check (torch's)
