@@ -38,7 +38,7 @@ def _storage_of(data):
 
 COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                   "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
-"""torch's warning, each time ``torch.tensor`` is given a tensor (the same words from torch 2.11 to 2.13)."""
+"""torch's warning, each time ``torch.tensor`` is given a tensor (its words in torch 2.11 and 2.13)."""
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
