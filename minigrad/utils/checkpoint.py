@@ -40,8 +40,8 @@ from .checkpoint_options import (  # noqa: F401 - torch.utils.checkpoint's names
     set_checkpoint_early_stop)
 
 __all__ = ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "GraphExecGroup", "SelectiveCheckpointContext",
-           "checkpoint", "checkpoint_sequential", "create_selective_checkpoint_contexts", "noop_context_fn",
-           "set_checkpoint_debug_enabled", "set_checkpoint_early_stop"]
+           "check_backward_validity", "checkpoint", "checkpoint_sequential", "create_selective_checkpoint_contexts",
+           "noop_context_fn", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop"]
 
 
 class _StopRecomputation(Exception):
@@ -200,6 +200,14 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     return run(end + 1, len(functions) - 1)(input)
 
 
+def check_backward_validity(inputs):
+    """torch's: a warning, at the caller's line, where no tensor among ``inputs`` requires grad (the
+    checkpoint's output then requires none, and nothing used inside it gets a gradient)."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        user_warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
+                           __file__)
+
+
 class CheckpointFunction(Function):
     """The reentrant checkpoint, torch's old form: a custom Function whose forward runs the body under
     no_grad (its graph keeps only the tensor arguments) and whose backward runs the body again with
@@ -214,9 +222,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
-        if not any(arg.requires_grad for arg in args if isinstance(arg, Tensor)):
-            user_warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
-                               __file__, frames=0)  # at this line, as torch's at its forward's
+        check_backward_validity(args)
         ctx.run_function = run_function
         ctx.rng = _rng_state(args) if preserve_rng_state else None
         ctx.inputs, ctx.tensor_indices = list(args), [i for i, arg in enumerate(args) if isinstance(arg, Tensor)]

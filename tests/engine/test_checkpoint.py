@@ -181,6 +181,20 @@ def test_leaving_out_use_reentrant_gives_torchs_warning():
     assert_same(without_use_reentrant, close=True)
 
 
+def backward_validity(torch):
+    """torch's check, called by hand: a warning, at the caller's line, only where no tensor requires grad."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.utils.checkpoint.check_backward_validity([torch.ones(2), 3, torch.ones(1, requires_grad=True)])
+        torch.utils.checkpoint.check_backward_validity([torch.ones(2), "not a tensor"])
+    return [(str(w.message), w.filename == __file__) for w in caught]
+
+
+def test_check_backward_validity_warns_as_torchs():
+    assert both(backward_validity)[0] == [("None of the inputs have requires_grad=True. Gradients will be None", True)]
+    assert_same(backward_validity)
+
+
 def reentrant(torch, case):
     """The old form, use_reentrant=True: what it does differently, as torch does it."""
     torch.manual_seed(0)
