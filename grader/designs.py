@@ -212,20 +212,23 @@ DESIGNS = {
         ("SumDim keeps a's shape with 1 in the summed dims, and reshapes the gradient to it", "SumDim",
          "return _keep_dims(grad, ctx.dims, ctx.keepdim).expand(ctx.shape), None, None",
          "return grad.reshape(ctx.kept).expand(ctx.shape), None, None"),
-        ("sum_to in one sum over both kinds of dims, then a reshape", "sum_to",
-         """    if grad.shape == shape:
-        return grad
+        ("sum_to in two sums: the added dims away first, then the stretched ones kept", "sum_to",
+         """    if not shape:
+        return grad.sum()
     lead = grad.dim() - len(shape)
+    dims = [*range(lead)]
+    for i, n in enumerate(shape):
+        if n == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.view(shape) if lead else grad""", """    lead = grad.dim() - len(shape)
     if lead:
         grad = grad.sum(tuple(range(lead)))
     dims = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if dims:
         grad = grad.sum(dims, keepdim=True)
-    return grad""", """    lead = grad.dim() - len(shape)
-    dims = [i for i in range(grad.dim()) if i < lead or shape[i - lead] == 1 and grad.shape[i] != 1]
-    if not dims:
-        return grad
-    return grad.sum(dims, keepdim=True).reshape(shape)"""),
+    return grad"""),
     ],
     "ex2_engine": [
         ("compute_dependencies walks breadth first, then counts the edges in a second pass",

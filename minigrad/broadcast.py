@@ -13,15 +13,21 @@ def expandable(shape, target):
 def sum_to(grad, shape):
     """Reduce a gradient shaped like a broadcast result to the shape of the input that was broadcast.
 
-    The engine applies it to every gradient a node returns (as torch's validate_outputs does).
+    The engine applies it to every gradient a node returns (as torch's validate_outputs does). As
+    torch's ``at::sum_to``: one sum over every dim broadcasting made (the leading ones it added and
+    those it stretched from 1), keeping them, then a view to ``shape`` if there were leading ones; so
+    under create_graph the gradient's graph is torch's (SumBackward1, then ViewBackward0).
     """
     if grad.shape == shape:
         return grad
+    if not shape:
+        return grad.sum()
     lead = grad.dim() - len(shape)
-    if lead:
-        grad = grad.sum(tuple(range(lead)))
-    dims = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    dims = [*range(lead)]
+    for i, n in enumerate(shape):
+        if n == 1 and grad.shape[lead + i] != 1:
+            dims.append(lead + i)
     if dims:
         grad = grad.sum(dims, keepdim=True)
-    return grad
+    return grad.view(shape) if lead else grad
 # END EXERCISE 1

@@ -152,22 +152,22 @@ check("a.mean(-1, keepdim=True) (given: it runs your SumDim)", mean_graph, (2, 3
 #
 # <details><summary>Hint 2 — the idea</summary>
 #
-# Two kinds of dims were made by broadcasting. Leading dims it added (`grad` has more dims than
-# `shape`): sum them away. Dims where `shape` has 1 and `grad` does not: sum them with
-# `keepdim=True`, so that they stay, as size 1. When the shapes are already equal, return `grad`
-# as it is. `grad.sum(dims, keepdim=...)` is a minigrad op (your `SumDim`). (Or sum both kinds at
-# once, with `keepdim=True`, then `reshape` to `shape`.)
+# Two kinds of dims were made by broadcasting: leading dims it added (`grad` has more dims than
+# `shape`), and dims where `shape` has 1 and `grad` does not. Sum both kinds at once, with
+# `keepdim=True` (every dim stays, the summed ones as size 1), then `view` the result as `shape`,
+# which drops the added ones. When the shapes are already equal, return `grad` as it is.
+# `grad.sum(dims, keepdim=...)` is a minigrad op (your `SumDim`). This is torch's own `at::sum_to`;
+# two sums (the added dims first, without `keepdim`) pass as well.
 #
 # </details>
 #
 # <details><summary>Hint 3 — the pseudocode</summary>
 #
-# - If the two shapes are equal, return `grad` unchanged.
-# - `lead`: how many more dims `grad` has than `shape`. If there are any, sum `grad` over the dims
-#   `0` to `lead - 1` (without `keepdim`): it now has as many dims as `shape`.
-# - Collect the dims `i` where `shape[i]` is 1 and `grad.shape[i]` is not. If there are any, sum
-#   over all of them at once, with `keepdim=True`.
-# - Return `grad`.
+# - If the two shapes are equal, return `grad` unchanged; if `shape` has no dims, return `grad.sum()`.
+# - `lead`: how many more dims `grad` has than `shape`. The dims to sum: `0` to `lead - 1`, then each
+#   `lead + i` where `shape[i]` is 1 and `grad.shape[lead + i]` is not.
+# - Sum `grad` over all of them at once, with `keepdim=True`.
+# - If `lead` is not 0, return that viewed as `shape` (`.view(shape)`); else return it.
 #
 # </details>
 # %% part sum_to

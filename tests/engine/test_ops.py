@@ -288,6 +288,21 @@ def test_broadcasting(name, shapes, device):
     assert_same(values_and_grads, device, BROADCASTING[name], shapes, True, close=True)
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shapes=broadcastable_shapes())
+def test_broadcast_gradients_graph_as_torch(shapes, device):
+    """Under create_graph, a broadcast input's gradient has torch's graph: the engine's ``sum_to`` is
+    torch's ``at::sum_to`` (one SumBackward1 keeping the dims, then ViewBackward0 where broadcasting
+    added dims; SumBackward0 down to 0 dims)."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        x, y = (make(lib, device, shape, False) for shape in shapes)
+        out = x * y
+        firsts = lib.autograd.grad(out, (x, y), lib.ones_like(out), create_graph=True)
+        return [(g, graph_signature(g)) for g in firsts]
+    assert_same(scenario)
+
+
 # --- second-order gradients -----------------------------------------------------------------
 
 def second_order(lib, device, op, shapes, positive):
