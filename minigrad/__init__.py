@@ -86,7 +86,7 @@ def _with_out(name):
 globals().update((name, _function(name)) for name in """
     sum mean max relu clone t transpose reshape unsqueeze squeeze mm mv dot pow detach is_inference softmax
     log_softmax norm argmax all unique bmm masked_fill narrow select unbind chunk split split_with_sizes diagonal
-    repeat var prod min median nanmedian argmin signbit trace unsafe_split unsafe_split_with_sizes unsafe_chunk argsort
+    repeat var prod min median nanmedian argmin sgn signbit trace unsafe_split unsafe_split_with_sizes unsafe_chunk argsort
     count_nonzero unique_consecutive clamp clip clamp_min clamp_max permute flatten gather scatter_add square maximum
     minimum floor_divide""".split())
 # ... and those that also write into a tensor given as out=.

@@ -74,6 +74,10 @@ class MoreTensorOps:
         outputs = ops.UniqueConsecutive.apply(self, return_inverse, return_counts, dim)
         return _asked_for(outputs, return_inverse, return_counts)
 
+    def sgn(self):
+        """The sign of each element (-1, 0 or 1): SgnBackward0, torch's factor in abs's and norms' gradients."""
+        return ops.Sgn.apply(self)
+
     def signbit(self):
         """Whether each element's sign bit is set: a bool tensor, outside any graph."""
         return Tensor(self._data.signbit())

@@ -21,7 +21,7 @@ from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
 from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, Trace, mat2_grad  # noqa: F401
 from .pointwise import (  # noqa: F401
     Abs, Atan2, Clamp, ClampMax, ClampMin, Clone, Cos, Exp, Log, MaskedFill, Maximum, Minimum, Nextafter, Relu, Round,
-    Sigmoid, SigmoidBackward, Sin, Sqrt, Tanh, TanhBackward, ThresholdBackward, ToCopy, Where)
+    Sgn, Sigmoid, SigmoidBackward, Sin, Sqrt, Tanh, TanhBackward, ThresholdBackward, ToCopy, Where)
 from .reductions import (  # noqa: F401
     Max, MaxDim, Mean, MeanDim, Median, MedianDim, Min, MinDim, Nanmedian, NanmedianDim, Prod, ProdDim, Sum, SumDim,
     Unique, Unique2, UniqueConsecutive, UniqueDim, Var, VarMean, _keep_dims, _normalize_dims)

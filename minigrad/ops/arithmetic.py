@@ -121,7 +121,7 @@ class Div(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (grad / b if need_a else None, -grad * a / (b * b) if need_b else None)
+        return (grad / b if need_a else None, -grad * (a / b / b) if need_b else None)  # torch's, op for op
 
 
 class Reciprocal(Function):
@@ -137,7 +137,7 @@ class Reciprocal(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return -grad * result * result
+        return -grad * (result * result)
 
 
 class Neg(Function):
@@ -182,6 +182,21 @@ class DivScalar(Function):
     @staticmethod
     def backward(ctx, grad):
         return DivScalar.apply(grad, ctx.other), None
+
+
+class SubScalar(Function):
+    """A number taken from a tensor inside torch's C++ formulas (sub.Scalar, SubBackward1), as MulScalar:
+    pow's backward lowers the exponent by one. It saves nothing."""
+
+    node_name = "SubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return a._data - number
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
 
 
 for _function in (MulScalar, DivScalar):
@@ -248,13 +263,15 @@ class PowTensor(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        """torch's pow_backward_self and pow_backward_exponent: 0 where the exponent is 0 (for self),
-        and where self is 0 and the exponent is not negative (for the exponent): there ``b * a**(b-1)``
-        and ``log(a)`` are not finite, and the limit is 0."""
+        """torch's pow_backward_self and pow_backward_exponent, op for op: 0 where the exponent is 0 (for
+        self), and where self is 0 and the exponent is not negative (for the exponent): there
+        ``b * a**(b-1)`` and ``log(a)`` are not finite, and the limit is 0 (a ``where``, as torch's)."""
         a, b, result = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        grad_a = (grad * b * a ** (b - 1)).masked_fill(constant(b._data == 0), 0) if need_a else None
-        grad_b = (grad * result * a.log()).masked_fill(constant((a._data == 0) & (b._data >= 0)), 0) if need_b else None
+        zero = constant(grad._data.new_zeros(()))  # torch's scalar_tensor(0.0, grad.options())
+        grad_a = zero.where(constant(b._data == 0), grad * (b * a ** SubScalar.apply(b, 1))) if need_a else None
+        cond = constant((a._data == 0) & (b._data >= 0))
+        grad_b = grad * zero.where(cond, result * a.log()) if need_b else None
         return grad_a, grad_b
 
 
@@ -273,7 +290,10 @@ class PowScalarBase(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        """``grad * result * log(base)``; for base 0, torch's limit 0 where the exponent is not negative."""
+        """torch's ``grad * (result * log(base))``, log(base) a number; for base 0, torch's limit 0 where the
+        exponent is not negative (a ``where``)."""
         b, result = ctx.saved_tensors
-        grad_b = grad * result * float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64)))
-        return None, grad_b.masked_fill(constant(b._data >= 0), 0) if ctx.base == 0 else grad_b
+        scaled = MulScalar.apply(result, float(torch.log(torch.tensor(float(ctx.base), dtype=torch.float64))))
+        if ctx.base == 0:
+            scaled = constant(grad._data.new_zeros(())).where(constant(b._data >= 0), scaled)
+        return None, grad * scaled

@@ -57,8 +57,10 @@ class Mv(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        """torch's: ``grad.ger(vec)`` (an outer product, computed as ``grad.reshape(n, 1) * vec``) for self,
+        ``self.t().mv(grad)`` for vec."""
         m, v = ctx.saved_tensors
-        return (grad.unsqueeze(1).mm(v.unsqueeze(0)) if v is not None else None,
+        return (grad.reshape(grad.shape[0], 1) * v if v is not None else None,
                 m.t().mv(grad) if m is not None else None)
 
 
@@ -102,21 +104,20 @@ class LinalgVectorNorm(Function):
             grad, norm = _keep_dims(grad, ctx.dims, False), _keep_dims(norm, ctx.dims, False)
         if p == 0:
             return None, None, None, None
-        sign = constant(a._data.sign())
         if p == 1:
-            grad_a = sign * grad
+            grad_a = a.sgn() * grad
         elif p == 2:
             grad_a = grad * (a / norm).masked_fill(norm == 0, 0)
         elif p in (float("inf"), float("-inf")):
             absolute = a._data.abs()
             mask = ((absolute == norm._data) | absolute.isnan()).to(grad.dtype)
             count = mask.sum(ctx.dims, keepdim=True) if ctx.dims else mask.sum()
-            grad_a = sign * (grad / constant(count) * constant(mask))
+            grad_a = a.sgn() * (grad / constant(count) * constant(mask))
         elif p < 1:
-            scaled = (sign * a.abs() ** (p - 1)).masked_fill(a == 0, 0)
+            scaled = a.sgn() * (a.abs() ** (p - 1)).masked_fill(a == 0, 0)
             grad_a = scaled * grad * norm ** (1 - p)
         elif p < 2:
-            grad_a = sign * a.abs() ** (p - 1) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
+            grad_a = a.sgn() * a.abs() ** (p - 1) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
         else:
             grad_a = a * a.abs() ** (p - 2) * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
         return grad_a, None, None, None

@@ -5,7 +5,7 @@ import torch
 from .. import releases
 from ..function import Function, constant
 from ..saved_tensors import other_attributes
-from .arithmetic import DivScalar
+from .arithmetic import DivScalar, MulScalar
 
 
 THRESHOLD_BACKWARD = torch.ops.aten.threshold_backward.default
@@ -202,8 +202,30 @@ class Abs(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        """torch's ``grad * self.sgn()``: the sign is an op of its own (SgnBackward0), so under create_graph
+        the gradient requires grad, as torch's does, though its own gradient is zero."""
         (a,) = ctx.saved_tensors
-        return grad * constant(a._data.sign())
+        return grad * a.sgn()
+
+
+class Sgn(Function):
+    """``a.sgn()``: the sign, -1, 0 or 1. Its gradient is zero: torch's sgn_backward for real tensors
+    gives an efficient zero tensor (no memory behind it: ``tolist()`` refuses it, as torch's), so it needs
+    no graph. It saves self and result, as torch's node does, and checks their versions in backward."""
+
+    node_name = "SgnBackward0"
+    saved_names = ("self", "result")
+
+    @staticmethod
+    def forward(ctx, a):
+        result = a._data.sgn()
+        ctx.save_for_backward(a, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        _, result = ctx.saved_tensors
+        return constant(torch._efficientzerotensor(result.shape, dtype=result.dtype, device=result.device))
 
 
 class Clone(Function):
@@ -266,7 +288,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        return grad / (2 * result)
+        return grad / MulScalar.apply(result, 2)  # torch's 2 * result: a number times a tensor (MulBackward1)
 
 
 class MaskedFill(Function):

@@ -5,6 +5,7 @@ import math
 import torch
 
 from ..function import Function, constant
+from .arithmetic import DivScalar, MulScalar
 
 
 # --- reductions ------------------------------------------------------------------------------
@@ -102,11 +103,11 @@ def _var_backward(grad, a, dims, correction, keepdim):
         if dof <= 0:
             data = a._data
             return grad * constant(torch.where(data == data.mean(), math.nan, math.inf).to(data.dtype))
-        return 2.0 / dof * grad * (a - a.mean())
+        return MulScalar.apply(grad, 2.0 / dof) * (a - a.mean())  # torch's (2.0 / dof) * grad: a number's product
     if not keepdim and a.dim() > 1:
         grad = _keep_dims(grad, dims, False)
     dof = math.prod(a.shape[d] for d in dims) - correction
-    return (2.0 / dof if dof else math.inf) * grad * (a - a.mean(dims, keepdim=True))
+    return MulScalar.apply(grad, 2.0 / dof if dof else math.inf) * (a - a.mean(dims, keepdim=True))
 
 
 def _dims(a, dim):
@@ -155,10 +156,11 @@ class VarMean(Function):
         dims, keepdim = ctx.dims, ctx.keepdim
         grad = None if grad_var is None else _var_backward(grad_var, a, dims, ctx.correction, keepdim)
         if grad_mean is not None:
-            if dims is None:  # torch's mean_backward
-                mean = grad_mean.expand(a.shape) / a.numel()
+            if dims is None:  # torch's mean_backward, divided by a number (DivBackward1)
+                mean = DivScalar.apply(grad_mean.expand(a.shape), a.numel())
             else:
-                mean = _keep_dims(grad_mean, dims, keepdim).expand(a.shape) / math.prod(a.shape[d] for d in dims)
+                mean = DivScalar.apply(_keep_dims(grad_mean, dims, keepdim).expand(a.shape),
+                                       math.prod(a.shape[d] for d in dims))
             grad = mean if grad is None else grad + mean
         return grad, None, None, None
 

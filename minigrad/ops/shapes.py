@@ -527,7 +527,8 @@ class UnsafeChunk(UnsafeSplit):
 
 class Stack(Function):
     """``torch.stack(tensors, dim)``: a copy. Backward hands each input its slice of the gradient
-    (``unbind``), so its own graph is UnbindBackward0. Nothing saved but dim."""
+    (``select``, as torch's stack_tensors_backward), so its own graph is SelectBackward0. Nothing saved
+    but dim."""
 
     node_name = "StackBackward0"
 
@@ -539,7 +540,7 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return (None, *grad.unbind(ctx.dim))
+        return (None, *(grad.select(ctx.dim, i) for i in range(grad.shape[ctx.dim])))
 
 
 class Cat(Function):

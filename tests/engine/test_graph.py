@@ -46,6 +46,8 @@ OPS = {
     "tanh": (lambda lib, a: a.tanh(), {"self": A}),
     "sigmoid": (lambda lib, a: a.sigmoid(), {"self": A}),
     "abs": (lambda lib, a: a.abs(), {"self": A}),
+    "sgn": (lambda lib, a: a.sgn(), {"self": A}),
+    "sgn_fn": (lambda lib, a: lib.sgn(a), {"self": A}),
     "clone": (lambda lib, a: a.clone(), {"self": A}),
     "sum": (lambda lib, a: a.sum(), {"self": A}),
     "sum_dim": (lambda lib, a: a.sum(1), {"self": A}),

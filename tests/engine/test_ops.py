@@ -71,6 +71,7 @@ UNARY = [
     case("tanh", lambda lib, x: x.tanh(), A),
     case("sigmoid", lambda lib, x: x.sigmoid(), A),
     case("abs", lambda lib, x: x.abs(), A),
+    case("sgn", lambda lib, x: x.sgn(), A),
     case("clone", lambda lib, x: x.clone(), A),
 ]
 
@@ -597,6 +598,37 @@ MORE_SECOND_ORDER = [
 def test_more_ops_second_order(op, shapes, positive, device):
     assert_same(second_order, device, op, shapes, positive, close=True)
 
+
+
+# --- the graph of a gradient, under create_graph ---------------------------------------------
+
+FUSED_DOUBLE_BACKWARD = {"layer_norm", "layer_norm_2d_shape", "layer_norm_no_affine"}
+"""Ops whose gradient torch computes in one node with a double backward of its own (layer norm's
+NativeLayerNormBackwardBackward0), which minigrad writes out in ops: the values of their higher-order
+gradients are compared (second_order), not their graph."""
+
+ALL_OPS = [case for cases in (ARITHMETIC, UNARY, REDUCTIONS, MATMUL, VIEWS, INDEXING, LOSSES, SECOND_ORDER, NEW_OPS,
+                              NEW_SECOND_ORDER, MORE_OPS, MORE_SECOND_ORDER)
+           for case in cases if case.id not in FUSED_DOUBLE_BACKWARD]
+
+
+def gradient_graphs(lib, device, op, shapes, positive):
+    """Each input's gradient under create_graph=True, with the graph its backward formula recorded."""
+    lib.manual_seed(0)
+    inputs = [make(lib, device, shape, positive) for shape in shapes]
+    out = op(lib, *inputs)
+    if isinstance(out, (tuple, list)):  # several outputs (var_mean): the first that requires grad
+        out = next(o for o in out if o.requires_grad)
+    grads = lib.autograd.grad(out, inputs, lib.ones_like(out) * 1.5, create_graph=True, allow_unused=True)
+    return [None if g is None else (g, graph_signature(g)) for g in grads]
+
+
+@pytest.mark.parametrize("op, shapes, positive", ALL_OPS)
+def test_gradient_graph_as_torch(op, shapes, positive, device):
+    """A gradient's own graph is torch's, node for node: the formulas are torch's, op for op (a number
+    times a tensor is MulBackward1, abs's factor is an op, SgnBackward0), so under create_graph the
+    gradient requires grad where torch's does."""
+    assert_same(gradient_graphs, device, op, shapes, positive, close=True)
 
 def _edit(make_views, edit):
     """A scenario: views made from a clone of a leaf, then an edit; what the edit raised, and grad_fn's names."""
