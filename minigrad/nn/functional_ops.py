@@ -132,11 +132,18 @@ class GeluBackward(Function):
                 g * grad * _gelu_second_derivative(a, ctx.approximate) if need_a else None, None)
 
 
+_PDF_SCALE = 1.12837916709551257390 * 0.70710678118654752440 * 0.5
+"""1 / sqrt(2 pi), as torch's kBeta computes it from C's M_2_SQRTPI and M_SQRT1_2."""
+
+
 def _gelu_second_derivative(x, approximate):
-    """gelu'' in minigrad ops. Exact: gelu = x Φ(x), so gelu'' = φ(x) (2 - x²). With tanh:
-    gelu = x (1 + tanh u) / 2, u = k (x + c x³), so gelu'' = (1 - t²) (u' + x (u'' - 2 t u'²) / 2)."""
+    """gelu'' in minigrad ops. Exact: gelu = x Φ(x), so gelu'' = 2 φ(x) - x² φ(x), op for op as torch's
+    gelu_double_backward (numbers times tensors: MulBackward1). With tanh: gelu = x (1 + tanh u) / 2,
+    u = k (x + c x³), so gelu'' = (1 - t²) (u' + x (u'' - 2 t u'²) / 2) (torch's own formula needs cosh)."""
     if approximate == "none":
-        return (x * x * -0.5).exp() * (2 - x * x) * (1 / math.sqrt(2 * math.pi))
+        x_squared = x * x
+        pdf = MulScalar.apply(MulScalar.apply(x_squared, -0.5).exp(), _PDF_SCALE)
+        return MulScalar.apply(pdf, 2) - x_squared * pdf
     k, c = math.sqrt(2 / math.pi), 0.044715
     t = ((x + x * x * x * c) * k).tanh()
     du, ddu = (x * x * (3 * c) + 1) * k, x * (6 * c * k)
@@ -274,7 +281,8 @@ class NllLoss(Function):
 
 class NllLossBackward(Function):
     """The loss's gradient, -weight[target] at each row's target class (scaled for "mean"). Linear in
-    ``grad``, so its own gradient for ``grad`` is the loss of the incoming gradient; none for ``self``."""
+    ``grad``, so its own gradient for ``grad`` is the loss of the incoming gradient; for ``self``, zeros
+    (torch's ``zeros_like(grad)``: a gradient, with no graph)."""
 
     node_name = "NllLossBackwardBackward0"
 
@@ -286,8 +294,9 @@ class NllLossBackward(Function):
 
     @staticmethod
     def backward(ctx, g):
-        grad_grad = NllLoss.apply(g, *ctx.args) if ctx.needs_input_grad[0] else None
-        return grad_grad, None, None, None, None, None, None
+        need_grad, need_self = ctx.needs_input_grad[:2]
+        return (NllLoss.apply(g, *ctx.args) if need_grad else None,
+                constant(torch.zeros_like(g._data)) if need_self else None, None, None, None, None, None)
 
 
 # --- dropout on accelerators -----------------------------------------------------------------

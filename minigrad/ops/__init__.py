@@ -15,8 +15,8 @@ in their own module when they run (Mv, Dot and Bmm ``linalg.save_factors``, Mean
 import torch
 
 from .arithmetic import (  # noqa: F401
-    Add, AddScaled, Div, DivScalar, FloorDivide, Mul, MulScalar, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub,
-    Sub, SubScaled)
+    Add, AddScalar, AddScaled, Div, DivScalar, FloorDivide, Mul, MulScalar, Neg, Pow, PowScalarBase, PowTensor, Reciprocal, Rsub,
+    Sub, SubScalar, SubScaled)
 from .inplace import Copy, Fill, FillTensor, Zero  # noqa: F401
 from .linalg import Bmm, Dot, LinalgVectorNorm, Mm, Mv, Trace, mat2_grad  # noqa: F401
 from .pointwise import (  # noqa: F401
@@ -26,8 +26,8 @@ from .reductions import (  # noqa: F401
     Max, MaxDim, Mean, MeanDim, Median, MedianDim, Min, MinDim, Nanmedian, NanmedianDim, Prod, ProdDim, Sum, SumDim,
     Unique, Unique2, UniqueConsecutive, UniqueDim, Var, VarMean, _keep_dims, _normalize_dims)
 from .shapes import (  # noqa: F401
-    Alias, AsStridedInplace, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Gather, Index, IndexBackward, IndexPut,
-    IndexPutImpl, Permute, Repeat, ReshapeAlias, Reshaping, ScatterAdd, Select, Slice, Split, SplitWithSizes, Squeeze,
+    Alias, AsStridedInplace, Cat, Chunk, Diagonal, DiagonalBackward, Expand, Gather, Index, IndexPut,
+    IndexPutImpl, Permute, Repeat, ReshapeAlias, Reshaping, ScatterAdd, Select, SelectBackward, Slice, SliceBackward, Split, SplitWithSizes, Squeeze,
     SqueezeDim, SqueezeDimInplace, SqueezeDims, SqueezeDimsInplace, SqueezeInplace, Stack, T, TInplace, Transpose,
     TransposeInplace, Unbind, UnsafeChunk, UnsafeSplit, UnsafeSplitWithSizes, UnsafeView, Unsqueeze, UnsqueezeInplace,
     View, multi_output_views)

@@ -184,19 +184,29 @@ class DivScalar(Function):
         return DivScalar.apply(grad, ctx.other), None
 
 
-class SubScalar(Function):
-    """A number taken from a tensor inside torch's C++ formulas (sub.Scalar, SubBackward1), as MulScalar:
-    pow's backward lowers the exponent by one. It saves nothing."""
+class AddScalar(Function):
+    """A number added to a tensor inside torch's C++ formulas (add.Scalar, AddBackward1), as MulScalar:
+    sigmoid's double backward adds one. It saves nothing."""
+
+    node_name = "AddBackward1"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return a._data + number
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class SubScalar(AddScalar):
+    """A number taken from a tensor (sub.Scalar, SubBackward1): pow's backward lowers the exponent by one."""
 
     node_name = "SubBackward1"
 
     @staticmethod
     def forward(ctx, a, number):
         return a._data - number
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None
 
 
 for _function in (MulScalar, DivScalar):

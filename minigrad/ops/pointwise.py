@@ -5,7 +5,7 @@ import torch
 from .. import releases
 from ..function import Function, constant
 from ..saved_tensors import other_attributes
-from .arithmetic import DivScalar, MulScalar
+from .arithmetic import AddScalar, DivScalar, MulScalar
 
 
 THRESHOLD_BACKWARD = torch.ops.aten.threshold_backward.default
@@ -108,15 +108,23 @@ class ThresholdBackward(Function):
     """
 
     node_name = "ThresholdBackwardBackward0"
+    saved_names = ("self",)
 
     @staticmethod
     def forward(ctx, grad, result):
-        ctx.result = result
+        ctx.save_for_backward(result)
         return THRESHOLD_BACKWARD(grad._data, result._data, 0)
 
     @staticmethod
-    def backward(ctx, grad):
-        return ThresholdBackward.apply(grad, ctx.result), None
+    def backward(ctx, g):
+        """torch's: the mask again for the gradient, and zeros (no graph) for relu's result."""
+        (result,) = ctx.saved_tensors
+        need_grad, need_result = ctx.needs_input_grad
+        return (ThresholdBackward.apply(g, result) if need_grad else None,
+                constant(torch.zeros_like(g._data)) if need_result else None)
+
+
+other_attributes(ThresholdBackward, threshold=lambda node: 0)  # relu's threshold, as torch's node keeps it
 
 
 class Tanh(Function):
@@ -152,7 +160,7 @@ class TanhBackward(Function):
         grad, result = ctx.saved_tensors
         need_grad, need_result = ctx.needs_input_grad
         return (TanhBackward.apply(g, result) if need_grad else None,
-                g * grad * -2 * result if need_result else None)
+                g * (MulScalar.apply(result, -2) * grad) if need_result else None)  # torch's, op for op
 
 
 class Sigmoid(Function):
@@ -187,7 +195,7 @@ class SigmoidBackward(Function):
         grad, result = ctx.saved_tensors
         need_grad, need_result = ctx.needs_input_grad
         return (SigmoidBackward.apply(g, result) if need_grad else None,
-                g * grad * (1 - 2 * result) if need_result else None)
+                g * grad * AddScalar.apply(MulScalar.apply(result, -2), 1) if need_result else None)
 
 
 class Abs(Function):

@@ -69,7 +69,8 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.expand(ctx.shape) / max(ctx.shape.numel(), 1)
+        """torch's mean_backward: the gradient spread out, divided by a number (DivBackward1)."""
+        return DivScalar.apply(grad.expand(ctx.shape), max(ctx.shape.numel(), 1))
 
 
 class MeanDim(Function):
@@ -91,7 +92,7 @@ class MeanDim(Function):
     @staticmethod
     def backward(ctx, grad):
         grad_a, _, _ = SumDim.backward(ctx, grad)
-        return grad_a / ctx.mean_count, None, None
+        return DivScalar.apply(grad_a, ctx.mean_count), None, None
 
 
 def _var_backward(grad, a, dims, correction, keepdim):

@@ -205,12 +205,12 @@ class Select(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index):
-        ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (index,)
+        ctx.shape, ctx.dim, ctx.index = a.shape, dim, index
         return a._data.select(dim, index)
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexBackward.apply(grad, ctx.shape, ctx.key), None, None
+        return SelectBackward.apply(grad, ctx.shape, ctx.dim, ctx.index), None, None
 
 
 class Slice(Function):
@@ -221,27 +221,59 @@ class Slice(Function):
 
     @staticmethod
     def forward(ctx, a, dim, piece):
-        ctx.shape, ctx.key = a.shape, (slice(None),) * dim + (piece,)
-        return a._data[ctx.key]
+        ctx.shape, ctx.dim, ctx.piece = a.shape, dim, piece
+        return a._data[(slice(None),) * dim + (piece,)]
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexBackward.apply(grad, ctx.shape, ctx.key), None, None
+        return SliceBackward.apply(grad, ctx.shape, ctx.dim, ctx.piece), None, None
 
 
-class IndexBackward(Function):
-    """Place a gradient of ``tensor[key]`` into zeros of the tensor's shape (select/slice backward)."""
+class SelectBackward(Function):
+    """select's backward: the gradient put into zeros of the input's shape (torch's select_backward). An op
+    itself, so with create_graph=True it can be differentiated again: by selecting, as torch's."""
+
+    node_name = "SelectBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, shape, key):
-        ctx.key = key
+    def forward(ctx, grad, shape, dim, index):
+        ctx.dim, ctx.index = dim, index
         result = grad._data.new_zeros(shape)
-        result[key] = grad._data
+        result.select(dim, index).copy_(grad._data)
         return result
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad[ctx.key], None, None
+    def backward(ctx, g):
+        return g.select(ctx.dim, ctx.index), None, None, None
+
+
+class SliceBackward(Function):
+    """slice's backward, as SelectBackward (torch's slice_backward): differentiated again by slicing."""
+
+    node_name = "SliceBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, shape, dim, piece):
+        ctx.dim, ctx.piece = dim, piece
+        result = grad._data.new_zeros(shape)
+        result[(slice(None),) * dim + (piece,)] = grad._data
+        return result
+
+    @staticmethod
+    def backward(ctx, g):
+        return Slice.apply(g, ctx.dim, ctx.piece), None, None, None
+
+
+other_attributes(SelectBackward, dim=lambda node: node.dim, index=lambda node: node.index % 2 ** 64)
+other_attributes(SliceBackward, dim=lambda node: node.dim, start=lambda node: _slice_bounds(node.piece)[0],
+                 end=lambda node: _slice_bounds(node.piece)[1], step=lambda node: _slice_bounds(node.piece)[2])
+
+
+def _slice_bounds(piece):
+    """A slice's start, end and step as torch's nodes show them: None is 0, the largest int64, 1; a
+    negative bound as the unsigned 64-bit number of its bits (torch's)."""
+    return (0 if piece.start is None else piece.start % 2 ** 64,
+            2 ** 63 - 1 if piece.stop is None else piece.stop % 2 ** 64, 1 if piece.step is None else piece.step)
 
 
 class Gather(Function):

@@ -44,7 +44,7 @@ class SoftmaxBackwardData(Function):
         dim = ctx.dim
         grad_output = None
         if need_output:
-            grad_output = (g * grad - (output * grad).sum(dim, keepdim=True) * g
+            grad_output = (grad * g - (output * grad).sum(dim, keepdim=True) * g
                            - grad * (output * g).sum(dim, keepdim=True))
         return SoftmaxBackwardData.apply(g, output, dim) if need_grad else None, grad_output, None
 

@@ -15,14 +15,15 @@ import minigrad.ops
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Everything minigrad/ops.py defined (classes, functions, constants), in its order, before the split.
+# Everything minigrad/ops.py defined (classes, functions, constants), in its order, before the split
+# (its IndexBackward is now two ops with torch's names, SelectBackward and SliceBackward).
 OPS_PY_NAMES = [
     "Add", "Sub", "AddScaled", "SubScaled", "Rsub", "Mul", "Div", "Reciprocal", "Neg", "Pow", "PowTensor",
     "PowScalarBase", "Exp", "Log", "Relu", "ThresholdBackward", "Tanh", "TanhBackward", "Sigmoid", "SigmoidBackward",
     "Abs", "Clone", "ToCopy", "Sum", "_keep_dims", "_normalize_dims", "SumDim", "Mean", "MeanDim", "Max", "MaxDim",
     "mat2_grad", "Mm", "Mv", "Dot", "Addmm", "T", "Transpose", "Reshaping", "View", "UnsafeView", "Squeeze",
     "SqueezeDim", "SqueezeDims", "Expand", "Unsqueeze", "SqueezeDimInplace", "Alias", "Select", "Slice",
-    "IndexBackward", "Zero", "Fill", "FillTensor", "Copy", "MseLoss", "Round", "Sqrt", "MaskedFill", "Unique2",
+    "SelectBackward", "SliceBackward", "Zero", "Fill", "FillTensor", "Copy", "MseLoss", "Round", "Sqrt", "MaskedFill", "Unique2",
     "ReshapeAlias", "LinalgVectorNorm", "Bmm", "Softmax", "SoftmaxBackwardData", "LogSoftmax",
     "LogSoftmaxBackwardData", "Gelu", "GeluBackward", "_gelu_second_derivative", "NativeLayerNorm",
     "_storage_or_none", "_undefined", "undefined", "_defined", "Embedding", "EmbeddingDenseBackward", "REDUCTIONS",
