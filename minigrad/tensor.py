@@ -288,10 +288,11 @@ class Tensor(TensorOps, MoreTensorOps):
         ref = weakref.ref(self)
         node, output_nr = self.grad_fn, self._output_nr
 
-        def retain(grad):
+        def retain(grad):  # torch's: a contiguous copy, then sums, recorded under create_graph as torch's are
             tensor = ref()
             if tensor is not None:
-                tensor._grad = grad.detach().clone() if tensor._grad is None else tensor._grad + grad.detach()
+                tensor._grad = (grad.clone(memory_format=torch.contiguous_format) if tensor._grad is None
+                                else tensor._grad + grad)
 
         if node._retains_grad_hooks is None:
             node._retains_grad_hooks, node._has_pre_hooks = {}, True

@@ -51,7 +51,7 @@ import torch
 
 import minigrad
 from minigrad.function import Function
-from minigrad.ops import _keep_dims, _normalize_dims, mat2_grad
+from minigrad.ops import _keep_dims, _normalize_dims, mat1_grad, mat2_grad
 from coursekit.testing import check, graded
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # tests marked for the GPU run there when there is one
@@ -411,8 +411,9 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 # ## Part 6 — `Mm`
 # `y = a @ b` for two matrices, torch's `MmBackward0`. The node keeps of `a` and `b` what every
 # product keeps (Part 3): its `_saved_self` and `_saved_mat2` are compared with torch's.
-# The gradient for `b` must come out laid out like `b` (its strides are compared): for
-# `x @ weight.t()`, as `nn.Linear` computes it, `weight.grad` then comes out contiguous, as in torch.
+# Each gradient must come out laid out like its input (their strides are compared): for
+# `x @ weight.t()`, as `nn.Linear` computes it, `weight.grad` then comes out contiguous, as in torch,
+# and so does `x.grad` for `x.t() @ b`.
 #
 # <details><summary>Hint 1 — a nudge</summary>
 #
@@ -424,20 +425,23 @@ check("a.exp()'s saved result shares y's memory", exp_result_shared)
 # <details><summary>Hint 2 — the idea</summary>
 #
 # `grad_a = grad @ b.T` needs `b`; `grad_b = a.T @ grad` needs `a`: save with `save_factors`, as
-# `Mul` does. For `grad_b`, keep `b`'s strides from `forward` (`b._data.stride()`) as a `ctx`
-# attribute and call `mat2_grad(grad, a, strides)`, given in the setup: it computes `a.T @ grad`
-# laid out like `b` (for a transposed `b`, as `(grad.T @ a).T`). For `nn.Linear`, `b` is
-# `weight.t()`, and this keeps `weight.grad` contiguous, as torch does.
+# `Mul` does. Keep both inputs' strides from `forward` (`a._data.stride()`, `b._data.stride()`) as
+# `ctx` attributes, and compute the gradients with the two helpers given in the setup, torch's
+# `mm_mat1_backward` and `mm_mat2_backward`: `mat1_grad(grad, b, a_strides)` is `grad @ b.T` laid
+# out like `a`, `mat2_grad(grad, a, b_strides)` is `a.T @ grad` laid out like `b` (for a transposed
+# `b`, as `(grad.T @ a).T`). For `nn.Linear`, `b` is `weight.t()`, and this keeps `weight.grad`
+# contiguous, as torch does.
 #
 # </details>
 #
 # <details><summary>Hint 3 — the pseudocode</summary>
 #
-# - `forward`: `save_factors(ctx, a, b)`, as in `Mul`. Keep `b._data.stride()` on `ctx`, under a
-#   name of your choice. Return the matrix product of the storages (`mm`).
-# - `backward`: unpack the two places. The gradient for `a` is `grad.mm(b.t())` if `b` was saved,
-#   else `None`. The gradient for `b` is `mat2_grad(grad, a, strides)`, with the strides you kept,
-#   if `a` was saved, else `None`. Return both.
+# - `forward`: `save_factors(ctx, a, b)`, as in `Mul`. Keep `a._data.stride()` and
+#   `b._data.stride()` on `ctx`, under names of your choice. Return the matrix product of the
+#   storages (`mm`).
+# - `backward`: unpack the two places. The gradient for `a` is `mat1_grad(grad, b, a_strides)` if `b`
+#   was saved, else `None`. The gradient for `b` is `mat2_grad(grad, a, b_strides)` if `a` was
+#   saved, else `None`, with the strides you kept. Return both.
 #
 # </details>
 # %% part Mm
@@ -467,9 +471,20 @@ def linear_weight_grad(lib):
     return grad_weight_t, grad_weight_t.stride(), grad_weight_t.t().is_contiguous()
 
 
+def transposed_input_grad(lib):
+    """x.t() @ b: the gradient for x.t() must come out laid out like x.t(), so that x's is contiguous."""
+    lib.manual_seed(5)
+    x = lib.randn(3, 2, dtype=lib.float64, requires_grad=True)
+    b = lib.randn(3, 4, dtype=lib.float64)
+    y = x.t() @ b
+    (grad_x_t,) = [g for g in y.grad_fn(lib.ones(2, 4, dtype=lib.float64)) if g is not None]
+    return grad_x_t, grad_x_t.stride(), grad_x_t.t().is_contiguous()
+
+
 check("a @ b, both require grad", mm_graph, (2, 3), (3, 4), True, True)
 check("a @ b, only b requires grad", mm_graph, (2, 3), (3, 2), False, True)
 check("x @ weight.t()", linear_weight_grad)
+check("x.t() @ b", transposed_input_grad)
 ### BEGIN HIDDEN TESTS
 check("a @ b, only a requires grad", mm_graph, (4, 2), (2, 3), True, False)
 ### END HIDDEN TESTS

@@ -37,7 +37,7 @@ POLICIES = {
     # MeanDim (given) runs the learner's SumDim.forward on its own ctx, which keeps SumDim's record
     "ex1_ops": {"records": ["minigrad.ops.reductions.MeanDim._backward_cls", "minigrad.function._ForwardContext"],
                 "minigrad": ["minigrad.function.Function", "minigrad.ops._keep_dims", "minigrad.ops._normalize_dims",
-                             "minigrad.ops.mat2_grad"]},
+                             "minigrad.ops.mat1_grad", "minigrad.ops.mat2_grad"]},
     "ex2_engine": {"minigrad": []},
     "ex3_freeing": {"writes": [("minigrad.function.BackwardFunction", "_saved")],
                     "calls": [("minigrad.function.Node", "_release_saved")],

@@ -6,7 +6,7 @@ import torch
 from .. import grad_mode
 from ..function import Function, constant
 from ..ops.arithmetic import DivScalar, MulScalar
-from ..ops.linalg import mat2_grad
+from ..ops.linalg import mat1_grad, mat2_grad
 from ..saved_tensors import other_attributes
 
 
@@ -22,7 +22,7 @@ class Addmm(Function):
     def forward(ctx, bias, mat1, mat2):
         _, need_1, need_2 = ctx.needs_input_grad
         ctx.save_for_backward(mat1 if need_2 else None, mat2 if need_1 else None)
-        ctx.mat2_layout = mat2._data.stride()
+        ctx.mat1_layout, ctx.mat2_layout = mat1._data.stride(), mat2._data.stride()
         return torch.addmm(bias._data, mat1._data, mat2._data)
 
     @staticmethod
@@ -30,7 +30,7 @@ class Addmm(Function):
         mat1, mat2 = ctx.saved_tensors
         need_bias = ctx.needs_input_grad[0]
         return (grad if need_bias else None,
-                grad.mm(mat2.t()) if mat2 is not None else None,
+                mat1_grad(grad, mat2, ctx.mat1_layout) if mat2 is not None else None,
                 mat2_grad(grad, mat1, ctx.mat2_layout) if mat1 is not None else None)
 
 

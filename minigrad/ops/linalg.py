@@ -10,13 +10,21 @@ from .reductions import _keep_dims, _normalize_dims
 
 # --- linear algebra --------------------------------------------------------------------------
 
+def mat1_grad(grad, mat2, mat1_strides):
+    """grad @ mat2.T, laid out like mat1 (as torch's mm_mat1_backward does): for a column-major mat1
+    (``x.t()`` of a contiguous x), computed as (mat2 @ grad.T).T, so that x's gradient is contiguous."""
+    if mat1_strides[0] == 1 and mat1_strides[1] == grad.shape[0]:
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
 def mat2_grad(grad, mat1, mat2_strides):
     """mat1.T @ grad, laid out like mat2 (as torch's mm_mat2_backward does).
 
     For nn.Linear, mat2 is weight.t(): computing (grad.T @ mat1).T lets weight.grad come out
     contiguous, so AccumulateGrad can keep it without a copy.
     """
-    if mat2_strides[0] == 1 and mat2_strides[1] != 1:
+    if mat2_strides[0] == 1 and mat2_strides[1] == mat1.shape[1]:
         return grad.t().mm(mat1).t()
     return mat1.t().mm(grad)
 
@@ -31,17 +39,17 @@ class Mm(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        """Save (self, mat2) with save_factors; return the product's storage."""
+        """Save (self, mat2) with save_factors; keep both layouts; return the product's storage."""
         save_factors(ctx, a, b)
-        ctx.mat2_layout = b._data.stride()
+        ctx.mat1_layout, ctx.mat2_layout = a._data.stride(), b._data.stride()
         return a._data.mm(b._data)
 
     @staticmethod
     def backward(ctx, grad):
-        """Gradients for (a, b), or None where not needed; b's laid out like b (as torch's
-        mm_mat2_backward: for nn.Linear's ``weight.t()``, a contiguous weight.grad)."""
+        """Gradients for (a, b), or None where not needed; each laid out like its input (as torch's
+        mm_mat1_backward and mm_mat2_backward: for nn.Linear's ``weight.t()``, a contiguous weight.grad)."""
         a, b = ctx.saved_tensors
-        return (grad.mm(b.t()) if b is not None else None,
+        return (mat1_grad(grad, b, ctx.mat1_layout) if b is not None else None,
                 mat2_grad(grad, a, ctx.mat2_layout) if a is not None else None)
 # END EXERCISE 1
 

@@ -4,6 +4,8 @@ Each scenario takes the library as an argument (``import minigrad as torch`` mus
 draws its inputs from the seeded generator that both libraries share, and returns the op's output
 with the gradients that a random upstream gradient gives every input.
 """
+import warnings
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -631,12 +633,39 @@ def test_gradient_graph_as_torch(op, shapes, positive, device):
     assert_same(gradient_graphs, device, op, shapes, positive, close=True)
 
 
+@pytest.mark.parametrize("shapes", [((3, 2), (4, 3)), ((1, 2), (4, 1))], ids=["transposed", "one_row"])
+def test_mm_gradients_laid_out_like_their_inputs(shapes):
+    """torch's mm_mat1_backward and mm_mat2_backward: each gradient laid out as its input is (a transposed
+    input's column-major, by torch's test of the strides), seen on the inputs' retained gradients."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        x, w = (lib.randn(shape, dtype=lib.float64, requires_grad=True) for shape in shapes)
+        a, b = x.t(), w.t()
+        a.retain_grad()
+        b.retain_grad()
+        (a @ b).sum().backward()
+        return a.grad, a.grad.stride(), b.grad.stride(), x.grad.stride(), w.grad.stride()
+    assert_same(scenario)
+
+def test_retained_gradient_is_a_contiguous_copy_recorded_under_create_graph():
+    """torch's retain_grad hook: a contiguous clone of the first gradient, then sums; under create_graph
+    both are recorded (CloneBackward0, AddBackward0), so the retained gradient has a graph of its own."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        x = lib.randn(3, 2, dtype=lib.float64, requires_grad=True)
+        y = x.t() * 2
+        y.retain_grad()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # backward(create_graph=True)'s warning about a reference cycle
+            for _ in range(2):
+                (y * y).sum().backward(create_graph=True)
+        return y.grad, y.grad.stride(), graph_signature(y.grad)
+    assert_same(scenario)
+
 SECOND_GRAPH_DIFFERS = FUSED_DOUBLE_BACKWARD | {
     # which of two gradients meeting at a node comes first (an AddBackward0's order): torch's follows the
     # order its C++ formulas create their nodes in, which a formula's text does not fix
     "div", "pow_tensor", "pow_method", "stack", "cat",
-    # torch's mm_mat1_backward keeps a column-major mat1's layout; minigrad's Mm (exercise 1's) does not
-    "mm", "mm_method", "matmul_fn", "vector_at_matrix",
     # torch's norm_backward raises |x| to a power in place (pow_, which clones it); embedding's double backward
     # is index_select; gelu's tanh form uses cosh: ops minigrad does not have
     "norm_p3", "norm_p1_5", "norm_p0_5", "embedding", "gelu_tanh"}

@@ -87,6 +87,7 @@ REVIEWED = {
     "minigrad.saved_tensors.tensor_description": "text about a tensor: reads only",
     "minigrad.engine.validate_outputs": "checks a node's gradients against its inputs: reads, returns new tensors",
     "minigrad.views.check_inplace": "raises if an in-place edit of the tensor is not allowed: reads only",
+    "minigrad.ops.linalg.mat1_grad": "exercise 1: a gradient from tensors' values",
     "minigrad.ops.linalg.mat2_grad": "exercise 1: a gradient from tensors' values",
     "minigrad.ops.reductions._keep_dims": "exercise 1: a shape from a shape",
     "minigrad.ops.reductions._normalize_dims": "exercise 1: dims from dims",
