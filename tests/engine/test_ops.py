@@ -601,7 +601,6 @@ def test_more_ops_second_order(op, shapes, positive, device):
     assert_same(second_order, device, op, shapes, positive, close=True)
 
 
-
 # --- the graph of a gradient, under create_graph ---------------------------------------------
 
 FUSED_DOUBLE_BACKWARD = {"layer_norm", "layer_norm_2d_shape", "layer_norm_no_affine"}
@@ -609,20 +608,43 @@ FUSED_DOUBLE_BACKWARD = {"layer_norm", "layer_norm_2d_shape", "layer_norm_no_aff
 NativeLayerNormBackwardBackward0), which minigrad writes out in ops: the values of their higher-order
 gradients are compared (second_order), not their graph."""
 
+SECOND_GRAPH_DIFFERS = FUSED_DOUBLE_BACKWARD | {
+    # which of two gradients meeting at a node comes first (an AddBackward0's order): torch's follows the
+    # order its C++ formulas create their nodes in, which a formula's text does not fix
+    "div", "pow_tensor", "pow_method", "stack", "cat",
+    # torch's norm_backward raises |x| to a power in place (pow_, which clones it); embedding's double backward
+    # is index_select; gelu's tanh form uses cosh: ops minigrad does not have
+    "norm_p3", "norm_p1_5", "norm_p0_5", "embedding", "gelu_tanh"}
+"""Known differences in the graph of a second-order gradient (their values are compared, by second_order)."""
+
 ALL_OPS = [case for cases in (ARITHMETIC, UNARY, REDUCTIONS, MATMUL, VIEWS, INDEXING, LOSSES, SECOND_ORDER, NEW_OPS,
                               NEW_SECOND_ORDER, MORE_OPS, MORE_SECOND_ORDER)
            for case in cases if case.id not in FUSED_DOUBLE_BACKWARD]
 
 
-def gradient_graphs(lib, device, op, shapes, positive):
-    """Each input's gradient under create_graph=True, with the graph its backward formula recorded."""
+def gradients(lib, device, op, shapes, positive):
+    """The inputs, and each one's gradient under create_graph=True (of the op's first output that
+    requires grad, where it has several: var_mean)."""
     lib.manual_seed(0)
     inputs = [make(lib, device, shape, positive) for shape in shapes]
     out = op(lib, *inputs)
-    if isinstance(out, (tuple, list)):  # several outputs (var_mean): the first that requires grad
+    if isinstance(out, (tuple, list)):
         out = next(o for o in out if o.requires_grad)
-    grads = lib.autograd.grad(out, inputs, lib.ones_like(out) * 1.5, create_graph=True, allow_unused=True)
+    return inputs, lib.autograd.grad(out, inputs, lib.ones_like(out) * 1.5, create_graph=True, allow_unused=True)
+
+
+def with_graphs(grads):
     return [None if g is None else (g, graph_signature(g)) for g in grads]
+
+
+def second_gradients(lib, device, op, shapes, positive):
+    """The gradients of the sum of the gradients' squares, under create_graph=True (None where no gradient
+    has a graph)."""
+    inputs, firsts = gradients(lib, device, op, shapes, positive)
+    used = [g for g in firsts if g is not None and g.requires_grad]
+    if not used:
+        return None
+    return lib.autograd.grad(sum((g * g).sum() for g in used), inputs, create_graph=True, allow_unused=True)
 
 
 @pytest.mark.parametrize("op, shapes, positive", ALL_OPS)
@@ -630,7 +652,16 @@ def test_gradient_graph_as_torch(op, shapes, positive, device):
     """A gradient's own graph is torch's, node for node: the formulas are torch's, op for op (a number
     times a tensor is MulBackward1, abs's factor is an op, SgnBackward0), so under create_graph the
     gradient requires grad where torch's does."""
-    assert_same(gradient_graphs, device, op, shapes, positive, close=True)
+    assert_same(lambda lib: with_graphs(gradients(lib, device, op, shapes, positive)[1]), close=True)
+
+
+@pytest.mark.parametrize("op, shapes, positive", [case for case in ALL_OPS if case.id not in SECOND_GRAPH_DIFFERS])
+def test_second_order_gradient_graph_as_torch(op, shapes, positive, device):
+    """The same, one order up: the graph each second-order gradient has."""
+    def scenario(lib):
+        seconds = second_gradients(lib, device, op, shapes, positive)
+        return None if seconds is None else with_graphs(seconds)
+    assert_same(scenario, close=True)
 
 
 @pytest.mark.parametrize("shapes", [((3, 2), (4, 3)), ((1, 2), (4, 1))], ids=["transposed", "one_row"])
@@ -647,6 +678,7 @@ def test_mm_gradients_laid_out_like_their_inputs(shapes):
         return a.grad, a.grad.stride(), b.grad.stride(), x.grad.stride(), w.grad.stride()
     assert_same(scenario)
 
+
 def test_retained_gradient_is_a_contiguous_copy_recorded_under_create_graph():
     """torch's retain_grad hook: a contiguous clone of the first gradient, then sums; under create_graph
     both are recorded (CloneBackward0, AddBackward0), so the retained gradient has a graph of its own."""
@@ -662,32 +694,6 @@ def test_retained_gradient_is_a_contiguous_copy_recorded_under_create_graph():
         return y.grad, y.grad.stride(), graph_signature(y.grad)
     assert_same(scenario)
 
-SECOND_GRAPH_DIFFERS = FUSED_DOUBLE_BACKWARD | {
-    # which of two gradients meeting at a node comes first (an AddBackward0's order): torch's follows the
-    # order its C++ formulas create their nodes in, which a formula's text does not fix
-    "div", "pow_tensor", "pow_method", "stack", "cat",
-    # torch's norm_backward raises |x| to a power in place (pow_, which clones it); embedding's double backward
-    # is index_select; gelu's tanh form uses cosh: ops minigrad does not have
-    "norm_p3", "norm_p1_5", "norm_p0_5", "embedding", "gelu_tanh"}
-"""Known differences in the graph of a second-order gradient (their values are compared, by second_order)."""
-
-
-@pytest.mark.parametrize("op, shapes, positive", [case for case in ALL_OPS if case.id not in SECOND_GRAPH_DIFFERS])
-def test_second_order_gradient_graph_as_torch(op, shapes, positive, device):
-    """The same, one order up: the graph each second-order gradient has."""
-    def scenario(lib):
-        lib.manual_seed(0)
-        inputs = [make(lib, device, shape, positive) for shape in shapes]
-        out = op(lib, *inputs)
-        if isinstance(out, (tuple, list)):
-            out = next(o for o in out if o.requires_grad)
-        firsts = lib.autograd.grad(out, inputs, lib.ones_like(out) * 1.5, create_graph=True, allow_unused=True)
-        used = [g for g in firsts if g is not None and g.requires_grad]
-        if not used:
-            return None
-        seconds = lib.autograd.grad(sum((g * g).sum() for g in used), inputs, create_graph=True, allow_unused=True)
-        return [None if g is None else (g, graph_signature(g)) for g in seconds]
-    assert_same(scenario, close=True)
 
 def _edit(make_views, edit):
     """A scenario: views made from a clone of a leaf, then an edit; what the edit raised, and grad_fn's names."""
