@@ -28,8 +28,9 @@
 #   gradients it returns must have a graph of their own (minigrad ops, not storage);
 # - `a.exp()`: the gradient and `_saved_result`, which must share `y`'s memory;
 # - `a @ b` with `a`, `b` or both requiring grad: values, gradients and their strides,
-#   `_saved_self` and `_saved_mat2`; and `x @ weight.t()` as `nn.Linear` computes it, whose weight
-#   gradient must come out laid out like `weight.t()`.
+#   `_saved_self` and `_saved_mat2`; `x @ weight.t()` as `nn.Linear` computes it, whose weight
+#   gradient must come out laid out like `weight.t()`, and `x.t() @ b`, whose gradient for `x.t()`
+#   must come out laid out like `x.t()`.
 #
 # **Open:** `SumDim` and `sum_to`. What `SumDim` keeps on `ctx` (plain attributes, named as you
 # like) and which minigrad ops rebuild its gradient, and how `sum_to` finds the dimensions to sum,
