@@ -92,11 +92,12 @@ class UnsafeView(Reshaping):
     node_name, method, is_view = "UnsafeViewBackward0", "view", False
 
 
-class Squeeze(Reshaping):
-    """``a.squeeze()``, every dim of size 1 dropped. Its backward puts them back one ``unsqueeze`` each, as
-    torch's unsqueeze_to, where Reshaping's reshapes; SqueezeDim and SqueezeDims, those of their dims."""
+class Squeeze(Function):
+    """``a.squeeze()``, every dim of size 1 dropped, a view. Its backward puts them back one ``unsqueeze``
+    each, as torch's unsqueeze_to (not a reshape); SqueezeDim and SqueezeDims, those of their dims."""
 
-    node_name, method = "SqueezeBackward0", "squeeze"
+    node_name = "SqueezeBackward0"
+    is_view = True
 
     @staticmethod
     def forward(ctx, a, *dims):
